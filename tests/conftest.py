@@ -1,0 +1,15 @@
+"""Shared test configuration: hypothesis profiles and float tolerances."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# Each new program shape compiles a kernel (0.1-0.8 s), so CI runs few examples;
+# NUMGRAD_HYPOTHESIS=thorough runs many more.
+settings.register_profile(
+    "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("NUMGRAD_HYPOTHESIS", "ci"))
