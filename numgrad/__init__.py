@@ -1,0 +1,57 @@
+"""numgrad: NumPy-style autograd whose kernels are fused and compiled with Numba.
+
+Examples
+--------
+>>> import numgrad as ng
+>>> x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> y = (x.exp() * x).sum()
+>>> y.backward()
+>>> x.grad.shape
+(3,)
+"""
+
+from numgrad import autograd, engine
+from numgrad.autograd import (
+    Function,
+    FunctionCtx,
+    backward,
+    enable_grad,
+    grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from numgrad.device import Device, default_device, get_default_device, set_default_device
+from numgrad.dtypes import bool_, float32, float64, int32, int64
+from numgrad.engine.explain import explain
+from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
+from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from numgrad.tensor import (
+    Tensor,
+    arange,
+    concatenate,
+    dot,
+    einsum,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    matmul,
+    ones,
+    ones_like,
+    outer,
+    power,
+    realize,
+    split,
+    stack,
+    tensor,
+    where,
+    zeros,
+    zeros_like,
+)
+
+bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
+__version__ = "0.1.0"
+

@@ -1,0 +1,67 @@
+"""Autograd: grad mode, the autograd graph, the backward pass and custom Functions."""
+
+from __future__ import annotations
+
+from numgrad import engine
+from numgrad.autograd.backward import run_backward
+from numgrad.autograd.function import Function, FunctionCtx
+from numgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+
+__all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled",
+           "no_grad", "set_grad_enabled"]
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Add the gradients of `tensors` into the ``.grad`` of the leaves they depend on.
+
+    Parameters
+    ----------
+    tensors : Tensor or sequence of Tensor
+        Outputs to differentiate.
+    grad_tensors : Tensor or sequence, optional
+        Gradient of each output, of its exact shape; may be omitted only for
+        one-element outputs (a seed of ones).
+    retain_graph : bool, optional
+        Keep the saved values so the graph can be walked again; defaults to
+        `create_graph`.
+    create_graph : bool
+        Record the backward pass, so gradients can be differentiated again.
+    inputs : Tensor or sequence, optional
+        Accumulate only into these tensors (a non-leaf here gets ``.grad`` too).
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> x = ng.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [2.0, 4.0]
+    """
+    touched = []
+    run_backward(tensors, grad_tensors, inputs, accumulate=True, retain_graph=retain_graph,
+                 create_graph=create_graph, touched=touched)
+    engine.realize(*(t._grad._buf for t in touched if t._grad is not None))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Return the gradients of `outputs` with respect to `inputs`; no ``.grad`` changes.
+
+    An input the outputs do not depend on is an error unless `allow_unused`
+    (None in its place) or `materialize_grads` (zeros in its place).
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> x = ng.tensor(3.0, requires_grad=True)
+    >>> (g,) = ng.grad(x * x, x)
+    >>> g.item(), x.grad is None
+    (6.0, True)
+    """
+    grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
+                         retain_graph=retain_graph, create_graph=create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads)
+    engine.realize(*(g._buf for g in grads if g is not None))
+    return grads

@@ -1,0 +1,80 @@
+"""Custom differentiable operations: subclass `Function`, call `MyFn.apply(...)`."""
+
+from __future__ import annotations
+
+from numgrad.autograd.grad_mode import is_grad_enabled, no_grad
+from numgrad.autograd.graph import FunctionNode
+
+
+class FunctionCtx:
+    """What `forward` leaves for `backward`: saved tensors and which inputs need grad."""
+
+    def __init__(self, needs_input_grad: tuple[bool, ...]):
+        self.needs_input_grad = needs_input_grad
+        self.saved: tuple = ()
+        self._tensor_type = None
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep `tensors` (their values and history) for `backward`."""
+        for t in tensors:
+            if t is not None:
+                self._tensor_type = type(t)
+        self.saved = tuple(None if t is None else (t._buf, t._node) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self.saved is None:
+            raise RuntimeError(
+                "the tensors saved for backward were freed after the first backward "
+                "pass; pass retain_graph=True to backward through the graph again")
+        return tuple(None if s is None else self._tensor_type._wrap(*s) for s in self.saved)
+
+
+class Function:
+    """Base class of custom operations.
+
+    Subclasses define static ``forward(ctx, *args)``, which computes outputs from
+    inputs (it runs without recording history), and ``backward(ctx, *grads)``,
+    which returns one gradient (or None) per input of ``forward``. Written with
+    numgrad operations, ``backward`` is itself differentiable.
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> class Cube(ng.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * 3 * x ** 2
+    >>> x = ng.tensor(2.0, requires_grad=True)
+    >>> Cube.apply(x).backward()
+    >>> x.grad.item()
+    12.0
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args, **kwargs):
+        raise NotImplementedError("subclasses of Function define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads):
+        raise NotImplementedError("subclasses of Function define backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        is_tensor = [hasattr(a, "_buf") for a in args]
+        ctx = FunctionCtx(tuple(t and a.requires_grad for t, a in zip(is_tensor, args)))
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not hasattr(out, "_buf"):
+            raise TypeError(
+                f"{cls.__name__}.forward must return one Tensor, got {type(out).__name__}")
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            return out
+        nodes = tuple(a._node if t else None for t, a in zip(is_tensor, args))
+        ctx._tensor_type = ctx._tensor_type or type(out)
+        return type(out)._wrap(out._buf, FunctionNode(cls, ctx, nodes))

@@ -1,0 +1,73 @@
+"""Grad mode: whether operations record history. Thread-local, like PyTorch's."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations on tensors that require grad record their history."""
+    return getattr(_state, "enabled", True)
+
+
+def _set(flag: bool) -> None:
+    _state.enabled = bool(flag)
+
+
+class _GradMode:
+    """A context manager and a decorator that set grad mode to `_flag`."""
+
+    _flag: bool
+
+    def __enter__(self) -> None:
+        self._previous = is_grad_enabled()
+        _set(self._flag)
+
+    def __exit__(self, *exc) -> None:
+        _set(self._previous)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Operations inside do not record history (context manager or decorator)."""
+
+    _flag = False
+
+
+class enable_grad(_GradMode):
+    """Operations inside record history, even within `no_grad` (context manager or decorator)."""
+
+    _flag = True
+
+
+class set_grad_enabled(_GradMode):
+    """Set grad mode: as a call (``set_grad_enabled(False)``) or a context manager."""
+
+    def __init__(self, mode: bool):
+        self._flag = bool(mode)
+        self._previous = is_grad_enabled()
+        _set(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __call__(self, fn):
+        _set(self._previous)
+        flag = self._flag
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(flag):
+                return fn(*args, **kwargs)
+
+        return wrapper

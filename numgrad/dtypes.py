@@ -1,0 +1,47 @@
+"""The dtypes numgrad supports and their promotion (NumPy 2 rules, weak Python scalars)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+bool_ = np.dtype(np.bool_)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+
+SUPPORTED = (bool_, int32, int64, float32, float64)
+_NAMES = ", ".join(d.name for d in SUPPORTED)
+
+
+def as_dtype(dtype) -> np.dtype:
+    """Return the supported NumPy dtype for `dtype` (a NumPy dtype, type or name)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"unsupported dtype {dtype!r}; expected one of {_NAMES}") from None
+    if dt not in SUPPORTED:
+        raise TypeError(f"unsupported dtype {dt.name}; expected one of {_NAMES}")
+    return dt
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f"
+
+
+def result_type(*operands) -> np.dtype:
+    """Promote tensor dtypes and Python scalars the way NumPy 2 does.
+
+    Python scalars are weak: they take the tensor's kind where they fit it
+    (``float32 * 2.0`` stays float32, ``int32 + 2`` stays int32).
+    """
+    return as_dtype(np.result_type(*operands))
+
+
+def to_float(dtype: np.dtype) -> np.dtype:
+    """The dtype a floating function (exp, divide, mean, ...) computes in.
+
+    NumPy gives float64 for integers and float16 for bool; numgrad has no float16,
+    so bool also gives float64.
+    """
+    return dtype if is_float(dtype) else float64

@@ -1,0 +1,61 @@
+"""Counters of what the engine did: kernels launched and compiled, cache hits, bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+
+log = logging.getLogger("numgrad")
+DEBUG = os.environ.get("NUMGRAD_DEBUG", "")
+if DEBUG and not log.handlers:
+    logging.basicConfig(format="numgrad: %(message)s")
+    log.setLevel(logging.DEBUG)
+
+
+@dataclass
+class Record:
+    """What realizing did while a `record()` block was open."""
+
+    kernels_launched: int = 0
+    kernels_compiled: int = 0
+    cache_hits: int = 0
+    disk_hits: int = 0
+    bytes_allocated: int = 0
+
+    def __str__(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+
+
+_open: list[Record] = []
+#: Counts since the process started.
+total = Record()
+
+
+def count(**amounts: int) -> None:
+    for rec in (total, *_open):
+        for name, amount in amounts.items():
+            setattr(rec, name, getattr(rec, name) + amount)
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Record]:
+    """Count the engine's work inside the block.
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> x = ng.ones(4)
+    >>> with ng.engine.record() as rec:
+    ...     _ = (x * 2 + 1).numpy()
+    >>> rec.kernels_launched
+    1
+    """
+    rec = Record()
+    _open.append(rec)
+    try:
+        yield rec
+    finally:
+        _open.remove(rec)

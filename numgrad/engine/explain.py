@@ -1,0 +1,38 @@
+"""`explain`: the kernels realizing a tensor would run, and their source, without running."""
+
+from __future__ import annotations
+
+from numgrad.engine.realize import plan
+from numgrad.engine.schedule import Kernel, schedule
+from numgrad.kernels.codegen import render
+
+
+def explain(*tensors) -> str:
+    """Describe the schedule that would realize `tensors`: one entry per kernel.
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> x = ng.tensor([1.0, 2.0])
+    >>> print(ng.explain((x * 2).exp().sum()).splitlines()[0])
+    kernel 0: sum of 3 fused operations -> () float64
+    """
+    items = schedule([t._buf for t in tensors])
+    if not items:
+        return "nothing to run: every value is already computed"
+    parts = []
+    for n, item in enumerate(items):
+        out = item.out
+        if isinstance(item, Kernel):
+            backend = out.device.backend
+            strides = [backend.strides(b.realized) if b.is_realized else None
+                       for b in item.inputs]
+            program = plan(item, strides)[0]
+            ops = sum(1 for ins in item.code if ins[0] not in ("in", "arg"))
+            what = f"{item.reduce} of {ops} fused operations" if item.reduce \
+                else f"{ops} fused operations"
+            parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{render(program)}")
+        else:
+            parts.append(f"kernel {n}: {out.op.name} on the {out.device} backend -> "
+                         f"{out.shape} {out.dtype}\n")
+    return "\n".join(parts)

@@ -1,0 +1,80 @@
+"""The CPU target: NumPy arrays as buffers, Numba-compiled loops, NumPy's BLAS for matmul.
+
+Every function here takes and returns arrays of this target; the engine finds them
+by the primitive's name (``reshape``, ``matmul``, ...), so a target is one module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+name = "cpu"
+
+#: Kernels over at least this many elements run their outer loop with `prange`.
+PARALLEL_THRESHOLD = 1 << 17
+
+
+def empty(shape, dtype) -> np.ndarray:
+    return np.empty(shape, dtype)
+
+
+def from_numpy(array: np.ndarray) -> np.ndarray:
+    """A private copy of `array`; the caller may mutate theirs afterwards."""
+    return np.array(array, copy=True, order="C")
+
+
+def to_numpy(array: np.ndarray) -> np.ndarray:
+    return np.array(array, copy=True)
+
+
+def strides(array: np.ndarray) -> tuple[int, ...]:
+    return array.strides
+
+
+def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np.ndarray:
+    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+
+
+def launch(kernel, out, shape, inputs, args) -> None:
+    kernel(out, shape, *inputs, *args)
+
+
+# ---- movement and hand-written kernels, by primitive name ------------------------
+
+def reshape(array, shape):
+    return array.reshape(shape)
+
+
+def permute(array, axes):
+    return array.transpose(axes)
+
+
+def expand(array, shape):
+    return np.broadcast_to(array, shape)
+
+
+def index(array, key):
+    return array[key]
+
+
+def index_add(array, arg):
+    """Zeros of ``arg[1]``'s shape with `array` added at ``arg[0]`` (repeats add up)."""
+    key, shape = arg
+    out = np.zeros(shape, array.dtype)
+    np.add.at(out, key, array)
+    return out
+
+
+def index_put(array, values, key):
+    out = array.copy()
+    out[key] = values
+    return out
+
+
+def concatenate(*arrays_and_axis):
+    *arrays, axis = arrays_and_axis
+    return np.concatenate(arrays, axis=axis)
+
+
+def matmul(a, b, arg=None):
+    return np.matmul(a, b)

@@ -1,0 +1,55 @@
+"""LazyBuffer: a node of the value graph that the engine schedules, fuses and runs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numgrad.ops import CONST, TABLE, Primitive
+
+#: A node whose pending (unrealized) graph grows past this many nodes is realized
+#: when it is created, so long loops never build unbounded graphs.
+MAX_PENDING = 2000
+
+
+class LazyBuffer:
+    """One value: an operation on source buffers, or a realized array.
+
+    Once realized, a buffer drops its sources, so a realized graph is just its
+    arrays. ``arg`` holds the operation's static argument (axes, a shape, an
+    index key, a constant's value).
+    """
+
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "device", "realized", "pending",
+                 "__weakref__")
+
+    def __init__(self, op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape: tuple[int, ...],
+                 dtype: np.dtype, device, realized=None):
+        self.op, self.srcs, self.arg = op, srcs, arg
+        self.shape, self.dtype, self.device = shape, dtype, device
+        self.realized = realized
+        self.pending = 0 if realized is not None else 1 + sum(s.pending for s in srcs)
+
+    @classmethod
+    def load(cls, array, device) -> LazyBuffer:
+        """A realized buffer holding `array` (already on `device`, never mutated)."""
+        return cls(TABLE["load"], (), None, tuple(array.shape), array.dtype, device, array)
+
+    @classmethod
+    def const(cls, value, shape, dtype, device) -> LazyBuffer:
+        """A constant of any shape: one scalar, broadcast (no memory until realized)."""
+        return cls(TABLE["const"], (), dtype.type(value), tuple(shape), dtype, device)
+
+    @property
+    def is_realized(self) -> bool:
+        return self.realized is not None
+
+    @property
+    def is_const(self) -> bool:
+        return self.op.kind == CONST
+
+    def set_realized(self, array) -> None:
+        self.realized, self.srcs, self.pending = array, (), 0
+
+    def __repr__(self) -> str:
+        state = "realized" if self.is_realized else f"{len(self.srcs)} srcs"
+        return f"<LazyBuffer {self.op.name} {self.shape} {self.dtype} {self.device} {state}>"

@@ -1,0 +1,186 @@
+"""The primitive table: every operation the engine can run, with its VJP rule.
+
+Each row says what a primitive is (`kind`), how one element is computed
+(`expr`, a Python expression over the inputs ``x``, ``y``, ``z`` that the
+kernel generator inlines), its NumPy reference and its vector-Jacobian product.
+
+VJP rules receive Tensors and use only Tensor methods, so this module never
+imports the Tensor class: ``vjp(g, out, *inputs, arg)`` returns one gradient (or
+None) per input. Composites (sigmoid is the exception: it is a primitive for
+precision) are Tensor methods built from these rows and so need no rule here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# Kinds. Elementwise kinds fuse into one generated kernel; the rest are run by
+# the target's backend (views, gathers, matmul) or are generated reductions.
+UNARY, BINARY, TERNARY, CAST, CONST = "unary", "binary", "ternary", "cast", "const"
+REDUCE, MOVEMENT, MATMUL, LOAD = "reduce", "movement", "matmul", "load"
+ELEMENTWISE = frozenset({UNARY, BINARY, TERNARY, CAST, CONST})
+
+# Result dtype of an elementwise primitive: that of its inputs, or bool.
+SAME, BOOL = "same", "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class Primitive:
+    """One row of the table."""
+
+    name: str
+    kind: str
+    expr: str = ""
+    vjp: Callable | None = None
+    ref: Callable | None = None
+    result: str = SAME
+    #: floating-only: integer inputs are cast to float64 first (NumPy's rule)
+    floating: bool = False
+    #: (low, high) of the inputs a test should draw, for the op-table test matrix
+    domain: tuple[float, float] = (-2.0, 2.0)
+    #: reductions: the identity and how an element `v` joins the accumulator `acc`
+    identity: str = ""
+    combine: str = ""
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _zero(g, out, x, arg):
+    return (g.zeros_like(),)
+
+
+def _minmax_vjp(g, out, x, y, arg):
+    # A tie shares the gradient evenly (PyTorch's choice for maximum/minimum).
+    wins_x = (out == x).astype(g.dtype)
+    wins_y = (out == y).astype(g.dtype)
+    share = wins_x + wins_y
+    return g * wins_x / share.where(share > 0, 1), g * wins_y / share.where(share > 0, 1)
+
+
+def _pow_vjp(g, out, x, y, arg):
+    dx = (g * y * x ** (y - 1)).where(y != 0, 0)
+    dy = (g * out * x.log()).where(x != 0, 0)
+    return dx, dy
+
+
+def _keepdims(shape, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _sum_vjp(g, out, x, axes):
+    return (g.reshape(_keepdims(x.shape, axes)).broadcast_to(x.shape),)
+
+
+def _reduce_minmax_vjp(g, out, x, axes):
+    # Ties share the gradient evenly, like PyTorch's max/min over a dimension.
+    keep = _keepdims(x.shape, axes)
+    hits = (x == out.reshape(keep)).astype(g.dtype)
+    return (g.reshape(keep) * hits / hits.sum(axis=axes, keepdims=True),)
+
+
+def _prod_vjp(g, out, x, axes):
+    # d prod / d x_i is the product of the others; exact with zeros in x.
+    keep = _keepdims(x.shape, axes)
+    is_zero = x == 0
+    zeros = is_zero.astype(x.dtype).sum(axis=axes, keepdims=True)
+    prod_nonzero = x.where(~is_zero, 1).prod(axis=axes, keepdims=True)
+    others = (prod_nonzero / x.where(~is_zero, 1)).where(zeros == 0, 0)
+    others = others.where(~is_zero, prod_nonzero.where(zeros == 1, 0))
+    return (g.reshape(keep) * others,)
+
+
+def _index_vjp(g, out, x, key):
+    return (g.index_add(key, x.shape),)
+
+
+def _concat_vjp(g, out, *inputs_and_axis):
+    *inputs, axis = inputs_and_axis
+    ends = np.cumsum([t.shape[axis] for t in inputs])
+    lead = (slice(None),) * axis
+    return tuple(g[lead + (slice(end - t.shape[axis], end),)] for t, end in zip(inputs, ends))
+
+
+def _matmul_vjp(g, out, x, y, arg):
+    return g @ y.swapaxes(-1, -2), x.swapaxes(-1, -2) @ g
+
+
+P = Primitive
+TABLE: dict[str, Primitive] = {p.name: p for p in [
+    # ---- elementwise unary ------------------------------------------------------
+    P("negative", UNARY, "-x", lambda g, out, x, _: (-g,), np.negative),
+    P("abs", UNARY, "abs(x)", lambda g, out, x, _: (g * x.sign(),), np.abs),
+    P("exp", UNARY, "math.exp(x)", lambda g, out, x, _: (g * out,), np.exp, floating=True),
+    P("expm1", UNARY, "math.expm1(x)", lambda g, out, x, _: (g * (out + 1),), np.expm1,
+      floating=True),
+    P("log", UNARY, "math.log(x)", lambda g, out, x, _: (g / x,), np.log, floating=True,
+      domain=(0.1, 3.0)),
+    P("log1p", UNARY, "math.log1p(x)", lambda g, out, x, _: (g / (x + 1),), np.log1p,
+      floating=True, domain=(-0.9, 3.0)),
+    P("sqrt", UNARY, "math.sqrt(x)", lambda g, out, x, _: (g / (out * 2),), np.sqrt,
+      floating=True, domain=(0.1, 3.0)),
+    P("reciprocal", UNARY, "1 / x", lambda g, out, x, _: (-g * out * out,), np.reciprocal,
+      floating=True, domain=(0.2, 3.0)),
+    P("sin", UNARY, "math.sin(x)", lambda g, out, x, _: (g * x.cos(),), np.sin, floating=True),
+    P("cos", UNARY, "math.cos(x)", lambda g, out, x, _: (-g * x.sin(),), np.cos, floating=True),
+    P("tan", UNARY, "math.tan(x)", lambda g, out, x, _: (g * (out * out + 1),), np.tan,
+      floating=True, domain=(-1.2, 1.2)),
+    P("tanh", UNARY, "math.tanh(x)", lambda g, out, x, _: (g * (1 - out * out),), np.tanh,
+      floating=True),
+    # Two branches so that neither exp overflows.
+    P("sigmoid", UNARY,
+      "1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))",
+      lambda g, out, x, _: (g * out * (1 - out),), lambda a: 1 / (1 + np.exp(-a)),
+      floating=True),
+    P("sign", UNARY, "(1 if x > 0 else (-1 if x < 0 else x))", _zero, np.sign),
+    P("floor", UNARY, "np.floor(x)", _zero, np.floor),
+    P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
+    P("rint", UNARY, "np.rint(x)", _zero, np.rint),
+    P("logical_not", UNARY, "not x", ref=np.logical_not, result=BOOL),
+    # ---- elementwise binary -----------------------------------------------------
+    P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
+    P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),
+    P("multiply", BINARY, "x * y", lambda g, out, x, y, _: (g * y, g * x), np.multiply),
+    P("divide", BINARY, "x / y", lambda g, out, x, y, _: (g / y, -g * out / y), np.divide,
+      floating=True, domain=(0.2, 2.0)),
+    P("power", BINARY, "x ** y", _pow_vjp, np.power, floating=True, domain=(0.2, 2.0)),
+    # NaN propagates as in NumPy: a comparison with NaN is False, so test x != x.
+    P("maximum", BINARY, "x if (x >= y or x != x) else y", _minmax_vjp, np.maximum),
+    P("minimum", BINARY, "x if (x <= y or x != x) else y", _minmax_vjp, np.minimum),
+    P("equal", BINARY, "x == y", ref=np.equal, result=BOOL),
+    P("not_equal", BINARY, "x != y", ref=np.not_equal, result=BOOL),
+    P("less", BINARY, "x < y", ref=np.less, result=BOOL),
+    P("less_equal", BINARY, "x <= y", ref=np.less_equal, result=BOOL),
+    P("greater", BINARY, "x > y", ref=np.greater, result=BOOL),
+    P("greater_equal", BINARY, "x >= y", ref=np.greater_equal, result=BOOL),
+    P("logical_and", BINARY, "(x != 0) and (y != 0)", ref=np.logical_and, result=BOOL),
+    P("logical_or", BINARY, "(x != 0) or (y != 0)", ref=np.logical_or, result=BOOL),
+    # ---- elementwise ternary, casts and constants -------------------------------
+    P("where", TERNARY, "y if x else z",
+      lambda g, out, c, a, b, _: (None, g.where(c, 0), g.where(~c, 0)), np.where),
+    P("cast", CAST, vjp=lambda g, out, x, _: (g.astype(x.dtype),)),
+    P("const", CONST),
+    # ---- reductions (the accumulator starts at `identity`) ----------------------
+    P("sum", REDUCE, vjp=_sum_vjp, ref=np.sum, identity="0", combine="acc + v"),
+    P("prod", REDUCE, vjp=_prod_vjp, ref=np.prod, identity="1", combine="acc * v"),
+    P("max", REDUCE, vjp=_reduce_minmax_vjp, ref=np.max, identity="LOWEST",
+      combine="v if (v > acc or v != v) and acc == acc else acc"),
+    P("min", REDUCE, vjp=_reduce_minmax_vjp, ref=np.min, identity="HIGHEST",
+      combine="v if (v < acc or v != v) and acc == acc else acc"),
+    # ---- movement: views and copies, run by the target's backend ----------------
+    P("reshape", MOVEMENT, vjp=lambda g, out, x, shape: (g.reshape(x.shape),)),
+    P("permute", MOVEMENT,
+      vjp=lambda g, out, x, axes: (g.transpose(tuple(np.argsort(axes))),)),
+    P("expand", MOVEMENT, vjp=lambda g, out, x, shape: (g.sum_to_shape(x.shape),)),
+    P("index", MOVEMENT, vjp=_index_vjp),
+    P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[arg[0]],)),
+    P("index_put", MOVEMENT, vjp=lambda g, out, x, v, key: (g.index_put(key, 0), g[key])),
+    P("concatenate", MOVEMENT, vjp=_concat_vjp),
+    # ---- hand-written kernels and data ------------------------------------------
+    P("matmul", MATMUL, vjp=_matmul_vjp, ref=np.matmul),
+    P("load", LOAD),
+]}
+del P
