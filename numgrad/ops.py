@@ -122,8 +122,9 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
       floating=True, domain=(-0.9, 3.0)),
     P("sqrt", UNARY, "math.sqrt(x)", lambda g, out, x, _: (g / (out * 2),), np.sqrt,
       floating=True, domain=(0.1, 3.0)),
+    # Integer reciprocal stays integer (truncating), as in NumPy.
     P("reciprocal", UNARY, "1 / x", lambda g, out, x, _: (-g * out * out,), np.reciprocal,
-      floating=True, domain=(0.2, 3.0)),
+      domain=(0.2, 3.0)),
     P("sin", UNARY, "math.sin(x)", lambda g, out, x, _: (g * x.cos(),), np.sin, floating=True),
     P("cos", UNARY, "math.cos(x)", lambda g, out, x, _: (-g * x.sin(),), np.cos, floating=True),
     P("tan", UNARY, "math.tan(x)", lambda g, out, x, _: (g * (out * out + 1),), np.tan,
@@ -138,7 +139,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("sign", UNARY, "(1 if x > 0 else (-1 if x < 0 else x))", _zero, np.sign),
     P("floor", UNARY, "np.floor(x)", _zero, np.floor),
     P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
-    P("rint", UNARY, "np.rint(x)", _zero, np.rint),
+    P("rint", UNARY, "np.rint(x)", _zero, np.round),  # ng.round: integers pass through
     P("logical_not", UNARY, "not x", ref=np.logical_not, result=BOOL),
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),

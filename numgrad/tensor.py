@@ -709,15 +709,17 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
     return out.requires_grad_() if requires_grad else out
 
 
-def zeros(*shape, dtype=dtypes.float64, device=None, requires_grad: bool = False) -> Tensor:
-    return full(_shape_arg(shape), 0, dtype, device, requires_grad)
+def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `shape`, float64 unless `dtype` is given (as NumPy)."""
+    return full(_shape_arg(shape), 0, dtype or dtypes.float64, device, requires_grad)
 
 
-def ones(*shape, dtype=dtypes.float64, device=None, requires_grad: bool = False) -> Tensor:
-    return full(_shape_arg(shape), 1, dtype, device, requires_grad)
+def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of `shape`, float64 unless `dtype` is given (as NumPy)."""
+    return full(_shape_arg(shape), 1, dtype or dtypes.float64, device, requires_grad)
 
 
-def empty(*shape, dtype=dtypes.float64, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Like `zeros` (buffers are never uninitialised in numgrad)."""
     return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -783,7 +785,12 @@ def matmul(a, b) -> Tensor:
         raise ValueError(
             f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
             f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
-    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    try:
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} do not "
+            f"broadcast") from None
     a2 = a2.broadcast_to(batch + a2.shape[-2:]) if a2.shape[:-2] != batch else a2
     b2 = b2.broadcast_to(batch + b2.shape[-2:]) if b2.shape[:-2] != batch else b2
     out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)

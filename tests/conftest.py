@@ -13,3 +13,12 @@ settings.register_profile(
     "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("NUMGRAD_HYPOTHESIS", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Report the suite's compile bill: kernels compiled vs loaded from the disk cache."""
+    from numgrad.engine.counters import total
+
+    terminalreporter.write_line(
+        f"numgrad kernels: {total.kernels_compiled} compiled, {total.disk_hits} loaded from "
+        f"the disk cache, {total.kernels_launched} launched")

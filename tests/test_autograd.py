@@ -815,9 +815,7 @@ def test_broadcast_mul_gradients_summed_over_broadcast_axes():
     assert a.grad.shape == (2, 1, 3)
     assert b.grad.shape == (4, 1)
     # a sum of 4 (resp. 6) products: reordering costs a few ulp of the terms
-    assert_allclose(
-        val(a.grad), (g_np * b_np).sum(axis=1, keepdims=True), rtol=1e-10, atol=1e-14
-    )
+    assert_allclose(val(a.grad), (g_np * b_np).sum(axis=1, keepdims=True), rtol=1e-10, atol=1e-14)
     assert_allclose(
         val(b.grad),
         (g_np * a_np).sum(axis=(0, 2)).reshape(4, 1),

@@ -107,7 +107,11 @@ def test_dtype_argument_spellings(dtype_arg):
 def test_ng_dtype_names_compare_equal_to_numpy_dtypes():
     for name in SUPPORTED_DTYPE_NAMES:
         # ng.bool (as np.bool / torch.bool) or ng.bool_ (as np.bool_)
-        ng_dtype = getattr(ng, name, None) if name != "bool" else getattr(ng, "bool", getattr(ng, "bool_", None))
+        ng_dtype = (
+            getattr(ng, name, None)
+            if name != "bool"
+            else getattr(ng, "bool", getattr(ng, "bool_", None))
+        )
         assert ng_dtype is not None, f"ng.{name} missing"
         assert np.dtype(ng_dtype) == np.dtype(name)
 
@@ -164,6 +168,8 @@ CREATION_CASES = [
     ("zeros", ((2, 3),), {}),
     ("zeros", ((2, 3),), {"dtype": "int32"}),
     ("zeros", ((),), {}),
+    ("zeros", ((2,),), {"dtype": None}),
+    ("ones", ((2,),), {"dtype": None}),
     ("ones", ((2, 1, 3),), {}),
     ("ones", ((2,),), {"dtype": "bool"}),
     ("ones", ((4,),), {"dtype": "int64"}),
@@ -450,7 +456,9 @@ def test_python_scalar_conversions_one_element():
     assert bool(ng.tensor(True)) is True
 
 
-@pytest.mark.parametrize("convert", [float, int, bool, lambda t: t.item()], ids=["float", "int", "bool", "item"])
+@pytest.mark.parametrize(
+    "convert", [float, int, bool, lambda t: t.item()], ids=["float", "int", "bool", "item"]
+)
 def test_python_scalar_conversions_many_elements_raise(convert):
     t = ng.tensor([1.0, 2.0])
     # NumPy raises TypeError (float/int) or ValueError (bool); PyTorch RuntimeError.

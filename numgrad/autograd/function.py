@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from numgrad.autograd.grad_mode import is_grad_enabled, no_grad
 from numgrad.autograd.graph import FunctionNode
 
@@ -13,6 +15,7 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self.saved: tuple = ()
         self._tensor_type = None
+        self._output = None  # (buffer, weakref to the node) of forward's output
 
     def save_for_backward(self, *tensors) -> None:
         """Keep `tensors` (their values and history) for `backward`."""
@@ -27,7 +30,15 @@ class FunctionCtx:
             raise RuntimeError(
                 "the tensors saved for backward were freed after the first backward "
                 "pass; pass retain_graph=True to backward through the graph again")
-        return tuple(None if s is None else self._tensor_type._wrap(*s) for s in self.saved)
+        return tuple(None if s is None else self._tensor_type._wrap(*self._history(*s))
+                     for s in self.saved)
+
+    def _history(self, buf, node):
+        # forward's output, saved before it had history, gets its node (held weakly:
+        # the node holds this ctx) so a backward that uses it differentiates again.
+        if node is None and self._output is not None and buf is self._output[0]:
+            node = self._output[1]()
+        return buf, node
 
 
 class Function:
@@ -77,4 +88,6 @@ class Function:
             return out
         nodes = tuple(a._node if t else None for t, a in zip(is_tensor, args))
         ctx._tensor_type = ctx._tensor_type or type(out)
-        return type(out)._wrap(out._buf, FunctionNode(cls, ctx, nodes))
+        node = FunctionNode(cls, ctx, nodes)
+        ctx._output = (out._buf, weakref.ref(node))
+        return type(out)._wrap(out._buf, node)

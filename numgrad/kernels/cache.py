@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -107,7 +108,10 @@ _fallback: Path | None = None
 
 
 def _import(path: Path, name: str) -> Callable:
+    # Registered in sys.modules, so Numba can find the module again when it
+    # unpickles the cached machine code.
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module.kernel

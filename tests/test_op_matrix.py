@@ -1,0 +1,193 @@
+"""The op-table test matrix: every elementwise primitive, and the composites, checked
+against NumPy (values), central differences (`ng.gradcheck`, first and second order)
+and the HIPS `autograd` package (an independent gradient oracle).
+
+Rows come from `numgrad.ops.TABLE`, so a new primitive is tested here without a
+new test. Tolerances: float64 values agree with NumPy to rtol 1e-12 (libm and
+NumPy's SIMD loops may differ in the last bits); float32 to rtol 1e-6.
+"""
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import numgrad as ng
+from numgrad.ops import BINARY, BOOL, TABLE, UNARY
+
+UNARY_OPS = [p for p in TABLE.values() if p.kind == UNARY]
+BINARY_OPS = [p for p in TABLE.values() if p.kind == BINARY]
+ZERO_GRAD = {"sign", "floor", "ceil", "rint"}  # piecewise constant: the gradient is 0
+#: numgrad's name -> the Tensor method or module function that applies it
+API_NAME = {"rint": "round"}
+#: oracles `autograd.numpy` lacks under numgrad's name
+ORACLE = {"sigmoid": lambda a: 1 / (1 + anp.exp(-a)), "reciprocal": lambda a: 1 / a}
+
+
+def _draw(op, shape, seed=0, dtype=np.float64):
+    lo, hi = op.domain
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(dtype)
+
+
+def _apply(op, *args):
+    name = API_NAME.get(op.name, op.name)
+    return getattr(ng, name)(*args)
+
+
+def _oracle(op):
+    fn = ORACLE.get(op.name) or getattr(anp, op.name, None)
+    assert fn is not None, f"add an autograd oracle for {op.name} to ORACLE"
+    return fn
+
+
+def test_every_elementwise_primitive_has_a_function_and_method():
+    for p in UNARY_OPS + BINARY_OPS:
+        assert callable(getattr(ng, API_NAME.get(p.name, p.name))), p.name
+    for p in UNARY_OPS:
+        assert callable(getattr(ng.Tensor, API_NAME.get(p.name, p.name))), p.name
+
+
+@pytest.mark.parametrize("op", UNARY_OPS, ids=lambda p: p.name)
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-6)])
+def test_unary_values(op, dtype, rtol):
+    a = _draw(op, (3, 4), dtype=dtype)
+    got = _apply(op, ng.tensor(a))
+    want = op.ref(a)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL and
+                                p.name != "negative"], ids=lambda p: p.name)
+def test_unary_integer_inputs_follow_numpy_dtypes(op):
+    a = np.arange(1, 5, dtype=np.int32)
+    got = _apply(op, ng.tensor(a))
+    want = op.ref(a)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL],
+                         ids=lambda p: p.name)
+def test_unary_gradients(op):
+    a = _draw(op, (2, 3), seed=1)
+    x = ng.tensor(a, requires_grad=True)
+    assert ng.gradcheck(lambda t: _apply(op, t), (x,))
+    w = np.random.default_rng(2).standard_normal(a.shape)
+    (_apply(op, x) * ng.tensor(w)).sum().backward()
+    if op.name in ZERO_GRAD:
+        want = np.zeros_like(a)
+    else:
+        want = autograd.grad(lambda v: anp.sum(_oracle(op)(v) * w))(a)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL and
+                                p.name not in ZERO_GRAD], ids=lambda p: p.name)
+def test_unary_second_order(op):
+    x = ng.tensor(_draw(op, (3,), seed=3), requires_grad=True)
+    assert ng.gradgradcheck(lambda t: _apply(op, t), (x,))
+
+
+@pytest.mark.parametrize("op", BINARY_OPS, ids=lambda p: p.name)
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3))],
+                         ids=str)
+def test_binary_values_broadcast(op, shapes):
+    a, b = _draw(op, shapes[0], seed=4), _draw(op, shapes[1], seed=5)
+    got = _apply(op, ng.tensor(a), ng.tensor(b))
+    want = op.ref(a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+                         ids=lambda p: p.name)
+def test_binary_gradients_sum_back_to_input_shapes(op):
+    a, b = _draw(op, (3, 1), seed=6), _draw(op, (4,), seed=7)
+    x, y = ng.tensor(a, requires_grad=True), ng.tensor(b, requires_grad=True)
+    assert ng.gradcheck(lambda s, t: _apply(op, s, t), (x, y))
+    w = np.random.default_rng(8).standard_normal((3, 4))
+    (_apply(op, x, y) * ng.tensor(w)).sum().backward()
+    want_a, want_b = autograd.grad(lambda u, v: anp.sum(_oracle(op)(u, v) * w), (0, 1))(a, b)
+    assert x.grad.shape == a.shape and y.grad.shape == b.shape
+    np.testing.assert_allclose(x.grad.numpy(), want_a, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(y.grad.numpy(), want_b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+                         ids=lambda p: p.name)
+def test_binary_second_order(op):
+    x = ng.tensor(_draw(op, (3,), seed=9), requires_grad=True)
+    y = ng.tensor(_draw(op, (3,), seed=10), requires_grad=True)
+    assert ng.gradgradcheck(lambda s, t: _apply(op, s, t), (x, y))
+
+
+@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+                         ids=lambda p: p.name)
+def test_binary_with_weak_python_scalar_keeps_float32(op):
+    a = _draw(op, (5,), dtype=np.float32)
+    got = _apply(op, ng.tensor(a), 1.5)
+    want = op.ref(a, 1.5)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+# ---- composites: Tensor methods built from primitives --------------------------------
+# name -> (numgrad function, NumPy reference, autograd.numpy oracle, low, high)
+COMPOSITES = {
+    "square": (ng.square, np.square, anp.square, -2, 2),
+    "relu": (ng.relu, lambda a: np.maximum(a, 0), lambda a: anp.maximum(a, 0), -2, 2),
+    "clip": (lambda t: ng.clip(t, -0.5, 0.7), lambda a: np.clip(a, -0.5, 0.7),
+             lambda a: anp.clip(a, -0.5, 0.7), -2, 2),
+    "mean": (lambda t: t.mean(axis=1), lambda a: a.mean(axis=1),
+             lambda a: anp.mean(a, axis=1), -2, 2),
+    "var": (lambda t: t.var(axis=0), lambda a: a.var(axis=0), lambda a: anp.var(a, axis=0),
+            -2, 2),
+    "std_ddof1": (lambda t: t.std(ddof=1), lambda a: a.std(ddof=1),
+                  lambda a: anp.std(a, ddof=1), -2, 2),
+    "logsumexp": (lambda t: t.logsumexp(axis=1),
+                  lambda a: np.log(np.exp(a).sum(axis=1)),
+                  lambda a: anp.log(anp.sum(anp.exp(a), axis=1)), -2, 2),
+    "prod": (lambda t: t.prod(axis=0), lambda a: a.prod(axis=0),
+             lambda a: anp.prod(a, axis=0), 0.5, 2),
+    "max": (lambda t: t.max(axis=1), lambda a: a.max(axis=1), lambda a: anp.max(a, axis=1),
+            -2, 2),
+    "min_keepdims": (lambda t: t.min(axis=0, keepdims=True),
+                     lambda a: a.min(axis=0, keepdims=True),
+                     lambda a: anp.min(a, axis=0, keepdims=True), -2, 2),
+    "sum_tuple_axes": (lambda t: t.sum(axis=(0, 1)), lambda a: a.sum(axis=(0, 1)),
+                       lambda a: anp.sum(a, axis=(0, 1)), -2, 2),
+}
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_composites(name):
+    fn, ref, oracle, lo, hi = COMPOSITES[name]
+    a = np.random.default_rng(11).uniform(lo, hi, (3, 4))
+    x = ng.tensor(a, requires_grad=True)
+    np.testing.assert_allclose(fn(x).numpy(), ref(a), rtol=1e-12, atol=1e-15)
+    assert ng.gradcheck(fn, (x,))
+    w = np.random.default_rng(12).standard_normal(np.shape(ref(a)))
+    (fn(x) * ng.tensor(w)).sum().backward()
+    want = autograd.grad(lambda v: anp.sum(oracle(v) * w))(a)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+def test_where_gradients_flow_to_the_chosen_side():
+    a, b = np.array([1.0, -2.0, 3.0]), np.array([4.0, 5.0, -6.0])
+    x, y = ng.tensor(a, requires_grad=True), ng.tensor(b, requires_grad=True)
+    assert ng.gradcheck(lambda s, t: ng.where(s > 0, s * t, t), (x, y))
+    ng.where(x > 0, x * y, y).sum().backward()
+    want = autograd.grad(lambda u, v: anp.sum(anp.where(u > 0, u * v, v)), (0, 1))(a, b)
+    np.testing.assert_allclose(x.grad.numpy(), want[0], rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), want[1], rtol=1e-12)
+
+
+def test_kinks_follow_pytorch():
+    x = ng.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    (x.relu() + x.abs()).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [-1.0, 0.0, 2.0])  # relu'(0) = abs'(0) = 0
+    x, y = ng.tensor([1.0, 2.0], requires_grad=True), ng.tensor([1.0, 3.0], requires_grad=True)
+    ng.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.0])  # a tie shares evenly
+    np.testing.assert_array_equal(y.grad.numpy(), [0.5, 1.0])
