@@ -68,7 +68,8 @@ def demo(steps: int = 300, seed: int = 0) -> float:
           f"kernels compiled: {total.kernels_compiled - compiled_before}, "
           f"loaded from the disk cache: {total.disk_hits - disk_before}")
     x_check = ng.tensor(points[:5])
-    check = ng.gradcheck(lambda w: ((x_check @ w).tanh() ** 2).sum(), (w1.detach().requires_grad_(),))
+    layer = w1.detach().requires_grad_()
+    check = ng.gradcheck(lambda w: ((x_check @ w).tanh() ** 2).sum(), (layer,))
     print(f"gradcheck of a layer against finite differences: {check}")
     return accuracy
 
