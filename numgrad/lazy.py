@@ -6,9 +6,9 @@ import numpy as np
 
 from numgrad.ops import CONST, TABLE, Primitive
 
-#: A node whose pending (unrealized) graph grows past this many nodes is realized
-#: when it is created, so long loops never build unbounded graphs.
-MAX_PENDING = 2000
+#: A node whose chain of pending (unrealized) sources grows deeper than this is
+#: realized when it is created, so long loops never build unbounded graphs.
+MAX_DEPTH = 256
 
 
 class LazyBuffer:
@@ -19,7 +19,7 @@ class LazyBuffer:
     index key, a constant's value).
     """
 
-    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "device", "realized", "pending",
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "device", "realized", "depth",
                  "__weakref__")
 
     def __init__(self, op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape: tuple[int, ...],
@@ -27,7 +27,7 @@ class LazyBuffer:
         self.op, self.srcs, self.arg = op, srcs, arg
         self.shape, self.dtype, self.device = shape, dtype, device
         self.realized = realized
-        self.pending = 0 if realized is not None else 1 + sum(s.pending for s in srcs)
+        self.depth = 0 if realized is not None else 1 + max((s.depth for s in srcs), default=0)
 
     @classmethod
     def load(cls, array, device) -> LazyBuffer:
@@ -48,7 +48,7 @@ class LazyBuffer:
         return self.op.kind == CONST
 
     def set_realized(self, array) -> None:
-        self.realized, self.srcs, self.pending = array, (), 0
+        self.realized, self.srcs, self.depth = array, (), 0
 
     def __repr__(self) -> str:
         state = "realized" if self.is_realized else f"{len(self.srcs)} srcs"

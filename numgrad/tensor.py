@@ -19,7 +19,7 @@ from numgrad import dtypes, engine
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.device import Device, as_device
-from numgrad.lazy import MAX_PENDING, LazyBuffer
+from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE, TERNARY
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
 
@@ -558,7 +558,7 @@ def _apply(name: str, inputs: tuple[Tensor, ...], arg, shape, dtype) -> Tensor:
     if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
         if any(t._node is not None for t in inputs):
             node = OpNode(op, arg, inputs, buf)
-    if buf.pending > MAX_PENDING:
+    if buf.depth > MAX_DEPTH:
         engine.realize(buf)
     return Tensor._wrap(buf, node)
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from numgrad.dtypes import SUPPORTED
 from numgrad.engine.counters import DEBUG, log
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CAST, CONST, ELEMENTWISE, REDUCE
 
 FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
+_DTYPE_NAMES = {d: d.name for d in SUPPORTED}  # dtype.name is slow in NumPy
 
 
 @dataclass(eq=False)
@@ -142,4 +144,4 @@ def _kernel(root: LazyBuffer, root_of) -> Kernel:
 def _emit(kernel: Kernel, position: dict, buf: LazyBuffer, instruction: tuple) -> None:
     position[id(buf)] = len(kernel.code)
     kernel.code.append(instruction)
-    kernel.dtypes.append(buf.dtype.name)
+    kernel.dtypes.append(_DTYPE_NAMES[buf.dtype])
