@@ -71,40 +71,63 @@ def _keepdims(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
+# Movement and reduction rules keep the gradient's extra leading dimensions: with
+# batched seeds (``ng.grad(..., is_grads_batched=True)``) each row is one backward
+# pass. Elementwise rules need nothing for that: broadcasting aligns from the right.
+def _lead(g, out) -> tuple[int, ...]:
+    return g.shape[:g.ndim - out.ndim]
+
+
+def _lead_key(g, out, key) -> tuple:
+    return (slice(None),) * (g.ndim - out.ndim) + key
+
+
 def _sum_vjp(g, out, x, axes):
-    return (g.reshape(_keepdims(x.shape, axes)).broadcast_to(x.shape),)
+    lead = _lead(g, out)
+    return (g.reshape(lead + _keepdims(x.shape, axes)).broadcast_to(lead + x.shape),)
 
 
 def _reduce_minmax_vjp(g, out, x, axes):
     # Ties share the gradient evenly, like PyTorch's max/min over a dimension.
     keep = _keepdims(x.shape, axes)
     hits = (x == out.reshape(keep)).astype(g.dtype)
-    return (g.reshape(keep) * hits / hits.sum(axis=axes, keepdims=True),)
+    return (g.reshape(_lead(g, out) + keep) * hits / hits.sum(axis=axes, keepdims=True),)
 
 
 def _prod_vjp(g, out, x, axes):
     # d prod / d x_i is the product of the others; exact with zeros in x.
-    keep = _keepdims(x.shape, axes)
     is_zero = x == 0
     zeros = is_zero.astype(x.dtype).sum(axis=axes, keepdims=True)
     prod_nonzero = x.where(~is_zero, 1).prod(axis=axes, keepdims=True)
     others = (prod_nonzero / x.where(~is_zero, 1)).where(zeros == 0, 0)
     others = others.where(~is_zero, prod_nonzero.where(zeros == 1, 0))
-    return (g.reshape(keep) * others,)
+    return (g.reshape(_lead(g, out) + _keepdims(x.shape, axes)) * others,)
+
+
+def _permute_vjp(g, out, x, axes):
+    n = g.ndim - out.ndim
+    return (g.transpose(tuple(range(n)) + tuple(n + a for a in np.argsort(axes))),)
 
 
 def _index_vjp(g, out, x, key):
-    return (g.index_add(key, x.shape),)
+    return (g.index_add(_lead_key(g, out, key), _lead(g, out) + x.shape),)
+
+
+def _index_put_vjp(g, out, x, v, key):
+    key = _lead_key(g, out, key)
+    return g.index_put(key, 0), g[key]
 
 
 def _concat_vjp(g, out, *inputs_and_axis):
     *inputs, axis = inputs_and_axis
     ends = np.cumsum([t.shape[axis] for t in inputs])
-    lead = (slice(None),) * axis
+    lead = (slice(None),) * (g.ndim - out.ndim + axis)
     return tuple(g[lead + (slice(end - t.shape[axis], end),)] for t, end in zip(inputs, ends))
 
 
 def _matmul_vjp(g, out, x, y, arg):
+    # matmul broadcasts batch dimensions, batched seeds included; the expand nodes
+    # that broadcast x and y sum the gradients back.
     return g @ y.swapaxes(-1, -2), x.swapaxes(-1, -2) @ g
 
 
@@ -172,13 +195,14 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("min", REDUCE, vjp=_reduce_minmax_vjp, ref=np.min, identity="HIGHEST",
       combine="v if (v < acc or v != v) and acc == acc else acc"),
     # ---- movement: views and copies, run by the target's backend ----------------
-    P("reshape", MOVEMENT, vjp=lambda g, out, x, shape: (g.reshape(x.shape),)),
-    P("permute", MOVEMENT,
-      vjp=lambda g, out, x, axes: (g.transpose(tuple(np.argsort(axes))),)),
-    P("expand", MOVEMENT, vjp=lambda g, out, x, shape: (g.sum_to_shape(x.shape),)),
+    P("reshape", MOVEMENT,
+      vjp=lambda g, out, x, shape: (g.reshape(_lead(g, out) + x.shape),)),
+    P("permute", MOVEMENT, vjp=_permute_vjp),
+    P("expand", MOVEMENT,
+      vjp=lambda g, out, x, shape: (g.sum_to_shape(_lead(g, out) + x.shape),)),
     P("index", MOVEMENT, vjp=_index_vjp),
-    P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[arg[0]],)),
-    P("index_put", MOVEMENT, vjp=lambda g, out, x, v, key: (g.index_put(key, 0), g[key])),
+    P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[_lead_key(g, out, arg[0])],)),
+    P("index_put", MOVEMENT, vjp=_index_put_vjp),
     P("concatenate", MOVEMENT, vjp=_concat_vjp),
     # ---- hand-written kernels and data ------------------------------------------
     P("matmul", MATMUL, vjp=_matmul_vjp, ref=np.matmul),

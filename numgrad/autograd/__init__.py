@@ -46,11 +46,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False,
-         materialize_grads: bool = False) -> tuple:
+         materialize_grads: bool = False, is_grads_batched: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`; no ``.grad`` changes.
 
     An input the outputs do not depend on is an error unless `allow_unused`
-    (None in its place) or `materialize_grads` (zeros in its place).
+    (None in its place) or `materialize_grads` (zeros in its place). With
+    `is_grads_batched`, each of `grad_outputs` has a leading batch dimension and
+    the gradients do too: every row is backpropagated in the same pass (this is how
+    `ng.functional.jacobian(..., vectorize=True)` works).
 
     Examples
     --------
@@ -62,6 +65,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     """
     grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
                          retain_graph=retain_graph, create_graph=create_graph,
-                         allow_unused=allow_unused, materialize_grads=materialize_grads)
+                         allow_unused=allow_unused, materialize_grads=materialize_grads,
+                         is_grads_batched=is_grads_batched)
     engine.realize(*(g._buf for g in grads if g is not None))
     return grads

@@ -14,7 +14,7 @@ def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _seed(out, grad, i: int):
+def _seed(out, grad, i: int, batched: bool):
     """The gradient of output `out` to start from, validated at the boundary."""
     if grad is None:
         if out.size != 1:
@@ -24,7 +24,11 @@ def _seed(out, grad, i: int):
         return out.ones_like()
     if not hasattr(grad, "_buf"):
         grad = out.new_tensor(grad)
-    if grad.shape != out.shape:
+    if batched and grad.shape[1:] != out.shape:
+        raise ValueError(
+            f"batched gradient {i} has shape {grad.shape}; expected a leading batch "
+            f"dimension followed by output {i}'s shape {out.shape}")
+    if not batched and grad.shape != out.shape:
         raise ValueError(
             f"gradient {i} has shape {grad.shape}, but output {i} has shape {out.shape}; "
             f"they must match exactly")
@@ -60,13 +64,15 @@ def _needed(roots: list[Node], targets: set[int] | None) -> dict[int, Node]:
 
 def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_graph,
                  create_graph: bool, allow_unused: bool = False,
-                 materialize_grads: bool = False, touched: list | None = None):
+                 materialize_grads: bool = False, is_grads_batched: bool = False,
+                 touched: list | None = None):
     """Backpropagate from `outputs`; accumulate into ``.grad`` or return input gradients.
 
     With ``accumulate=True`` (``backward``) every leaf reached gets its gradient added
     to ``.grad`` (only `inputs`, when given); otherwise (``grad``) the gradients of
     `inputs` are returned as a tuple and no ``.grad`` changes. Tensors whose
-    ``.grad`` changed are appended to `touched`.
+    ``.grad`` changed are appended to `touched`. With `is_grads_batched`, each
+    seed has a leading batch dimension and each row is backpropagated at once.
     """
     outputs = _as_tuple(outputs)
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
@@ -77,7 +83,10 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
             raise RuntimeError(
                 f"element {i} of the outputs does not require grad and has no grad_fn: "
                 f"nothing to differentiate")
-    seeds = [_seed(out, g, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs))]
+    if is_grads_batched and any(g is None for g in grad_outputs):
+        raise ValueError("is_grads_batched=True needs grad_outputs for every output")
+    seeds = [_seed(out, g, i, is_grads_batched)
+             for i, (out, g) in enumerate(zip(outputs, grad_outputs))]
     if retain_graph is None:
         retain_graph = create_graph
 
@@ -134,7 +143,8 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
         g = found.get(id(t._node))
         if g is None:
             if materialize_grads:
-                g = t.zeros_like()
+                lead = seeds[0].shape[:1] if is_grads_batched else ()
+                g = t.zeros_like().broadcast_to(lead + t.shape)
             elif not allow_unused:
                 raise RuntimeError(
                     f"input {i} was not used to compute the outputs; pass allow_unused=True "
