@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numgrad.ops import CONST, TABLE, Primitive
+from numgrad.ops import CAST, CONST, ELEMENTWISE, TABLE, Primitive
 
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
@@ -53,3 +53,16 @@ class LazyBuffer:
     def __repr__(self) -> str:
         state = "realized" if self.is_realized else f"{len(self.srcs)} srcs"
         return f"<LazyBuffer {self.op.name} {self.shape} {self.dtype} {self.device} {state}>"
+
+
+def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device) -> LazyBuffer:
+    """A node for `op`, with constants folded: work on constants gives a constant."""
+    if srcs and all(s.is_const and not s.is_realized for s in srcs):
+        if op.kind in ELEMENTWISE:
+            with np.errstate(all="ignore"):
+                value = dtype.type(srcs[0].arg) if op.kind == CAST \
+                    else op.ref(*(s.arg for s in srcs))
+            return LazyBuffer.const(value, shape, dtype, device)
+        if op.name in ("reshape", "permute", "expand"):
+            return LazyBuffer.const(srcs[0].arg, shape, dtype, device)
+    return LazyBuffer(op, srcs, arg, tuple(shape), dtype, device)

@@ -170,7 +170,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("multiply", BINARY, "x * y", lambda g, out, x, y, _: (g * y, g * x), np.multiply),
     P("divide", BINARY, "x / y", lambda g, out, x, y, _: (g / y, -g * out / y), np.divide,
       floating=True, domain=(0.2, 2.0)),
-    P("power", BINARY, "x ** y", _pow_vjp, np.power, floating=True, domain=(0.2, 2.0)),
+    P("power", BINARY, "x ** y", _pow_vjp, np.power, domain=(0.2, 2.0)),
     # NaN propagates as in NumPy: a comparison with NaN is False, so test x != x.
     P("maximum", BINARY, "x if (x >= y or x != x) else y", _minmax_vjp, np.maximum),
     P("minimum", BINARY, "x if (x <= y or x != x) else y", _minmax_vjp, np.minimum),

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from numgrad import dtypes, engine
+from numgrad import dtypes, engine, lazy
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.device import Device, as_device
@@ -24,7 +24,6 @@ from numgrad.ops import BOOL, TABLE, TERNARY
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
 
 Scalar = int | float | bool
-_MOVEMENT_FOLDS_CONST = ("reshape", "permute", "expand")
 
 
 class Tensor:
@@ -553,7 +552,7 @@ def _apply(name: str, inputs: tuple[Tensor, ...], arg, shape, dtype) -> Tensor:
             raise RuntimeError(
                 f"{name} got tensors on different devices, '{device}' and '{t.device}'; "
                 f"move them with .to() first")
-    buf = LazyBuffer(op, tuple(t._buf for t in inputs), arg, tuple(shape), dtype, device)
+    buf = lazy.make(op, tuple(t._buf for t in inputs), arg, shape, dtype, device)
     node = None
     if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
         if any(t._node is not None for t in inputs):
@@ -564,13 +563,6 @@ def _apply(name: str, inputs: tuple[Tensor, ...], arg, shape, dtype) -> Tensor:
 
 
 def _movement(name: str, x: Tensor, arg, shape) -> Tensor:
-    buf = x._buf
-    if buf.is_const and not buf.is_realized and name in _MOVEMENT_FOLDS_CONST:
-        # A moved constant is a constant of the new shape.
-        folded = LazyBuffer.const(buf.arg, shape, buf.dtype, buf.device)
-        node = OpNode(TABLE[name], arg, (x,), folded) if x.requires_grad and \
-            is_grad_enabled() else None
-        return Tensor._wrap(folded, node)
     return _apply(name, (x,), arg, shape, x.dtype)
 
 
@@ -767,6 +759,9 @@ def power(x, y) -> Tensor:
     if isinstance(y, numbers.Integral) and y < 0 and isinstance(x, Tensor) \
             and x.dtype.kind in "bi":
         raise ValueError("integers to negative integer powers are not allowed")
+    if isinstance(x, Tensor) and isinstance(y, numbers.Real) and y == 2 \
+            and dtypes.result_type(x.dtype, y) == x.dtype:
+        return x * x  # NumPy's fast path too: the same bits as power(x, 2)
     return _elementwise("power", x, y)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numgrad.engine.realize import plan
+from numgrad.engine.realize import _region_view, plan
 from numgrad.engine.schedule import Kernel, schedule
 from numgrad.kernels.codegen import render
 
@@ -25,11 +25,11 @@ def explain(*tensors) -> str:
         out = item.out
         if isinstance(item, Kernel):
             backend = out.device.backend
-            strides = [backend.strides(b.realized) if b.is_realized else None
-                       for b in item.inputs]
+            strides = [backend.strides(_region_view(item, i, backend)) if b.is_realized
+                       else None for i, b in enumerate(item.inputs)]
             program = plan(item, strides)[0]
-            ops = sum(1 for ins in item.code if ins[0] not in ("in", "arg"))
-            what = f"{item.reduce} of {ops} fused operations" if item.reduce \
+            ops = sum(1 for ins in item.code + item.epilogue if ins[0] not in ("in", "arg", "acc"))
+            what = f"{item.reduce.op.name} of {ops} fused operations" if item.reduce \
                 else f"{ops} fused operations"
             parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{render(program)}")
         else:

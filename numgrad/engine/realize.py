@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine import counters
 from numgrad.engine.schedule import BackendOp, Kernel, schedule
 from numgrad.kernels import cache
-from numgrad.kernels.codegen import Program, render
+from numgrad.kernels.codegen import PARALLEL, SERIAL, SPLIT, Program, render
 from numgrad.kernels.layout import collapse
 from numgrad.lazy import LazyBuffer
 
@@ -27,30 +28,52 @@ def realize(*bufs: LazyBuffer) -> None:
 def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
     """The program, collapsed loop shape and per-operand strides of a kernel launch.
 
-    `strides` gives each input's strides in bytes; a None entry (an input not
-    computed yet, for `explain`) is taken as contiguous.
+    `strides` gives each input's strides in bytes, as an array of its region shape
+    (`Kernel.region_shape`); a None entry (an input not computed yet, for
+    `explain`) is taken as contiguous. The loop nest puts the reduced axes last;
+    operands that do not vary along a loop dimension (the output and epilogue
+    inputs along reduced ones) have stride 0 there.
     """
-    out, loop = kernel.out, kernel.loop_shape
-    reduced = tuple(out.arg) if kernel.reduce else ()
-    order = [d for d in range(len(loop)) if d not in reduced] + list(reduced)
-    itemsize = [b.dtype.itemsize for b in kernel.inputs]
-    strides = [_contiguous(loop, size) if s is None else s for s, size in zip(strides, itemsize)]
-    out_strides = _contiguous(out.shape, out.dtype.itemsize) + (0,) * len(reduced)
-    shape, all_strides, kept = collapse(
-        tuple(loop[d] for d in order),
-        [out_strides] + [tuple(s[d] for d in order) for s in strides],
-        len(loop) - len(reduced),
-    )
+    out, loop, reduced = kernel.out, kernel.loop_shape, kernel.reduced_axes
+    kept = [d for d in range(len(loop)) if d not in reduced]
+    order = kept + list(reduced)
+    padding = (0,) * len(reduced)
+    operand_strides = [_contiguous(kernel.kept_shape, out.dtype.itemsize) + padding]
+    for i, (buf, s) in enumerate(zip(kernel.inputs, strides)):
+        if s is None:
+            s = _contiguous(kernel.region_shape(i), buf.dtype.itemsize)
+        operand_strides.append(tuple(s) + padding if kernel.in_epilogue[i]
+                               else tuple(s[d] for d in order))
+    shape, operand_strides, kept_rank = collapse(
+        tuple(loop[d] for d in order), operand_strides, len(kept))
     program = Program(
         code=tuple(kernel.code),
         dtypes=tuple(kernel.dtypes),
-        in_dtypes=tuple(b.dtype.name for b in kernel.inputs),
+        in_dtypes=tuple(_DTYPE_NAMES[b.dtype] for b in kernel.inputs),
         arg_dtypes=tuple(type(a).__name__ for a in kernel.args),
-        reduce=kernel.reduce,
-        kept_rank=kept,
-        reduced_rank=len(shape) - kept,
+        reduce=kernel.reduce.op.name if kernel.reduce else None,
+        epilogue=tuple(kernel.epilogue),
+        epilogue_dtypes=tuple(kernel.epilogue_dtypes),
+        in_epilogue=tuple(kernel.in_epilogue),
+        kept_rank=kept_rank,
+        reduced_rank=len(shape) - kept_rank,
     )
-    return program, shape, all_strides
+    return program, shape, operand_strides
+
+
+def mode(program: Program, shape: tuple[int, ...], threshold: int) -> str:
+    """How to run a launch over loop nest `shape`: serially, or on several threads."""
+    if math.prod(shape) < threshold:
+        return SERIAL
+    if shape[0] > 1:
+        return PARALLEL
+    return SPLIT if program.reduce and program.kept_rank == 1 else SERIAL
+
+
+def _region_view(kernel: Kernel, i: int, backend):
+    """Input `i`'s array, with length-1 axes added or dropped to fit where it is read."""
+    array, shape = kernel.inputs[i].realized, kernel.region_shape(i)
+    return array if tuple(array.shape) == shape else backend.reshape(array, shape)
 
 
 def _contiguous(shape, itemsize) -> tuple[int, ...]:
@@ -64,17 +87,16 @@ def _contiguous(shape, itemsize) -> tuple[int, ...]:
 def _run_kernel(kernel: Kernel) -> None:
     out = kernel.out
     backend = out.device.backend
-    arrays = [b.realized for b in kernel.inputs]
+    arrays = [_region_view(kernel, i, backend) for i in range(len(kernel.inputs))]
     result = backend.empty(out.shape, out.dtype)
     counters.count(bytes_allocated=out.dtype.itemsize * math.prod(out.shape))
     if math.prod(out.shape):
         program, shape, strides = plan(kernel, [backend.strides(a) for a in arrays])
-        parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD and shape[0] > 1
-        target = backend.as_strided(result, shape[:program.kept_rank],
-                                    strides[0][:program.kept_rank], writeable=True)
+        how = mode(program, shape, backend.PARALLEL_THRESHOLD)
+        kept = program.kept_rank
+        target = backend.as_strided(result, shape[:kept], strides[0][:kept], writeable=True)
         views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[1:])]
-        key = (program, parallel, backend.name)
-        fn = cache.lookup(key, lambda: render(program, parallel))
+        fn = cache.lookup((program, how, backend.name), lambda: render(program, how))
         _launch(backend, fn, target, shape, views, kernel.args)
     out.set_realized(result)
 
@@ -103,8 +125,10 @@ def _launch(backend, fn, out, shape, inputs, args) -> None:
 def _run_backend_op(item: BackendOp) -> None:
     out = item.out
     backend = out.device.backend
-    arrays = [s.realized for s in out.srcs]
-    result = getattr(backend, out.op.name)(*arrays, out.arg)
+    if out.is_const:  # a constant needed as an array: a broadcast scalar, no copies
+        result = backend.full(out.shape, out.arg, out.dtype)
+    else:
+        result = getattr(backend, out.op.name)(*(s.realized for s in out.srcs), out.arg)
     if getattr(result, "base", None) is None:
         counters.count(kernels_launched=1, bytes_allocated=result.nbytes)
     out.set_realized(result)

@@ -1,11 +1,14 @@
 """Turn a lazy graph into an ordered list of kernels, fusing elementwise work.
 
-A kernel is a maximal group of elementwise nodes (constants inlined as scalar
-arguments) rooted at a node that needs its own buffer; an elementwise group that
-feeds a reduction fuses into the reduction's loop. A node gets its own buffer
-(is a *root*) when it is requested, when it is consumed by two kernels or by a
-non-elementwise operation (a movement, a matmul), or when it is not elementwise.
-Fusion never fails: it only cuts. ``NUMGRAD_DEBUG=fusion`` logs every cut.
+A kernel is a maximal group of elementwise nodes rooted at a node that needs its
+own buffer (a *root*). Constants are inlined as scalar arguments; reshapes that
+only add or drop length-1 axes are free inside a group; an elementwise group that
+feeds a reduction runs inside the reduction's loop, and elementwise consumers of
+a reduction's result run after it (an *epilogue*): ``((x - y) ** 2).mean()`` is
+one kernel. A node is a root when it is requested, is not elementwise (matmul,
+gathers, other movements), or is consumed by two kernels, unless it is cheap
+enough to recompute in each (then it is *inlined* into both). Fusion never fails:
+it only cuts. ``NUMGRAD_DEBUG=fusion`` logs every cut.
 """
 
 from __future__ import annotations
@@ -13,32 +16,54 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from numgrad.dtypes import SUPPORTED
+from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine.counters import DEBUG, log
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CAST, CONST, ELEMENTWISE, REDUCE
 
 FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
-_DTYPE_NAMES = {d: d.name for d in SUPPORTED}  # dtype.name is slow in NumPy
+#: A node consumed by several kernels is recomputed in each when its expression
+#: (up to the nearest computed buffers) has at most this many operations.
+RECOMPUTE_LIMIT = 8
+INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
 
 @dataclass(eq=False)
 class Kernel:
-    """A generated kernel: SSA `code` over array `inputs` and scalar `args`."""
+    """A generated kernel: straight-line code over array `inputs` and scalar `args`.
+
+    Without a reduction, `code` computes `out` at each index. With one, `code` runs
+    inside the reduced loops and is folded into an accumulator by `reduce`; then
+    `epilogue` runs once per output element, with ``("acc",)`` for the reduced value.
+    Inputs read by the epilogue (`in_epilogue`) span the kept dimensions only.
+    """
 
     out: LazyBuffer
+    reduce: LazyBuffer | None = None
     code: list[tuple] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
+    epilogue: list[tuple] = field(default_factory=list)
+    epilogue_dtypes: list[str] = field(default_factory=list)
     inputs: list[LazyBuffer] = field(default_factory=list)
+    in_epilogue: list[bool] = field(default_factory=list)
     args: list = field(default_factory=list)
 
     @property
-    def reduce(self) -> str | None:
-        return self.out.op.name if self.out.op.kind == REDUCE else None
+    def loop_shape(self) -> tuple[int, ...]:
+        return self.reduce.srcs[0].shape if self.reduce else self.out.shape
 
     @property
-    def loop_shape(self) -> tuple[int, ...]:
-        return self.out.srcs[0].shape if self.reduce else self.out.shape
+    def reduced_axes(self) -> tuple[int, ...]:
+        return tuple(self.reduce.arg) if self.reduce else ()
+
+    @property
+    def kept_shape(self) -> tuple[int, ...]:
+        axes = self.reduced_axes
+        return tuple(d for i, d in enumerate(self.loop_shape) if i not in axes)
+
+    def region_shape(self, i: int) -> tuple[int, ...]:
+        """The shape input `i` is read at: the kept dimensions (epilogue) or the loop's."""
+        return self.kept_shape if self.in_epilogue[i] else self.loop_shape
 
 
 @dataclass(eq=False)
@@ -46,6 +71,16 @@ class BackendOp:
     """A movement, gather or matmul, run by the target's backend function of that name."""
 
     out: LazyBuffer
+
+
+def is_unit_reshape(buf: LazyBuffer) -> bool:
+    """A reshape that only adds or drops length-1 axes: the same elements in order."""
+    return buf.op.name == "reshape" and (
+        [d for d in buf.shape if d != 1] == [d for d in buf.srcs[0].shape if d != 1])
+
+
+def _fusible(buf: LazyBuffer) -> bool:
+    return buf.op.kind in ELEMENTWISE or buf.op.kind == REDUCE or is_unit_reshape(buf)
 
 
 def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
@@ -68,80 +103,118 @@ def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
 def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
     """The kernels and backend operations that realize `targets`, in order."""
     order = toposort(targets)
-    consumers: dict[int, dict[int, LazyBuffer]] = {id(b): {} for b in order}
+    users: dict[int, dict[int, LazyBuffer]] = {id(b): {} for b in order}
+    weight: dict[int, int] = {}  # operations to recompute a node from computed buffers
     for buf in order:
         for src in buf.srcs:
-            if id(src) in consumers:
-                consumers[id(src)][id(buf)] = buf
-    wanted = {id(t) for t in targets}
-    root_of: dict[int, LazyBuffer | None] = {}  # None: a constant inlined where used
-    for buf in reversed(order):
-        users = consumers[id(buf)].values()
-        reason = _why_root(buf, users, wanted, root_of)
-        if reason is None:
-            root_of[id(buf)] = None if buf.op.kind == CONST else root_of[id(next(iter(users)))]
+            if id(src) in users:
+                users[id(src)][id(buf)] = buf
+        if buf.op.kind == REDUCE:
+            weight[id(buf)] = RECOMPUTE_LIMIT + 1  # never recomputed
+        elif _fusible(buf):
+            weight[id(buf)] = 1 + sum(weight.get(id(s), 0) for s in buf.srcs)
         else:
+            weight[id(buf)] = 0  # always computed into its own buffer first
+    wanted = {id(t) for t in targets}
+    root_of: dict[int, object] = {}
+    has_reduce: set[int] = set()  # kernels that already fold a reduction
+    for buf in reversed(order):
+        decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight)
+        if isinstance(decision, str):
             root_of[id(buf)] = buf
-            if DEBUG == "fusion" and buf.op.kind in ELEMENTWISE:
-                log.debug("cut at %s %s: %s", buf.op.name, buf.shape, reason)
+            if DEBUG == "fusion" and _fusible(buf):
+                log.debug("cut at %s %s: %s", buf.op.name, buf.shape, decision)
+        else:
+            root_of[id(buf)] = decision
+        if buf.op.kind == REDUCE:
+            has_reduce.add(id(root_of[id(buf)]))
     items: list[Kernel | BackendOp] = []
     for buf in order:
         if root_of[id(buf)] is buf:
-            fusible = buf.op.kind in ELEMENTWISE or buf.op.kind == REDUCE
-            items.append(_kernel(buf, root_of) if fusible else BackendOp(buf))
+            kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
+                buf.op.kind == REDUCE
+            items.append(_kernel(buf, root_of) if kernel else BackendOp(buf))
     return items
 
 
-def _why_root(buf, users, wanted, root_of) -> str | None:
-    """Why `buf` needs its own buffer, or None when it fuses into its consumer."""
-    kind = buf.op.kind
+def _place(buf, users, wanted, root_of, has_reduce, weight):
+    """The root of the kernel `buf` fuses into, INLINE, or why it is a root (a str)."""
     if id(buf) in wanted:
         return "requested"
-    if kind not in ELEMENTWISE:
+    if not _fusible(buf):
         return "not elementwise"
-    if any(u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE for u in users):
-        return "consumed by " + ", ".join(sorted({u.op.name for u in users}))
-    if kind == CONST:
-        return None
+    blocking = [u for u in users if not _fusible(u) or root_of[id(u)] is u and
+                u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE]
+    if blocking:
+        return "consumed by " + ", ".join(sorted({u.op.name for u in blocking}))
+    if buf.op.kind == CONST:
+        return INLINE
     if not FUSION:
         return "fusion disabled (NUMGRAD_FUSION=0)"
-    groups = {id(root_of[id(u)]) for u in users}
-    if len(groups) > 1:
-        return f"consumed by {len(groups)} kernels"
-    return None
+    groups = {id(root_of[id(u)]): root_of[id(u)] for u in users}
+    if len(groups) == 1 and INLINE not in groups.values():
+        root = next(iter(groups.values()))
+        if buf.op.kind != REDUCE:
+            return root
+        # A reduction fuses into elementwise consumers (its epilogue), one per kernel.
+        if any(u.op.kind == REDUCE for u in users):
+            return "consumed by a reduction"
+        return "its consumer's kernel already folds a reduction" \
+            if id(root) in has_reduce else root
+    if buf.op.kind != REDUCE and weight[id(buf)] <= RECOMPUTE_LIMIT:
+        return INLINE
+    return f"consumed by {len(groups)} kernels"
 
 
 def _kernel(root: LazyBuffer, root_of) -> Kernel:
     """Gather `root`'s group into straight-line code, sources first."""
     kernel = Kernel(root)
+    if root.op.kind == REDUCE:
+        kernel.reduce = root
+        kernel.epilogue.append(("acc",))
+        kernel.epilogue_dtypes.append(_DTYPE_NAMES[root.dtype])
+    else:
+        _gather(kernel, root, root_of, root)
+    if kernel.reduce is not None:
+        if kernel.reduce is not root:  # what was gathered so far runs after the loop
+            kernel.epilogue, kernel.epilogue_dtypes = kernel.code, kernel.dtypes
+            kernel.code, kernel.dtypes = [], []
+            kernel.in_epilogue = [True] * len(kernel.inputs)
+        _gather(kernel, kernel.reduce.srcs[0], root_of, root)
+    return kernel
+
+
+def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer) -> None:
+    """Emit the code computing `start` within `root`'s kernel, sources first."""
     position: dict[int, int] = {}
-    body = root.srcs[0] if root.op.kind == REDUCE else root
 
-    def inside(buf):
-        kind = buf.op.kind
-        return not buf.is_realized and kind in ELEMENTWISE and root_of[id(buf)] is root
+    def emit(buf: LazyBuffer, instruction: tuple) -> None:
+        position[id(buf)] = len(kernel.code)
+        kernel.code.append(instruction)
+        kernel.dtypes.append(_DTYPE_NAMES[buf.dtype])
 
-    stack = [(body, False)]
+    stack = [(start, False)]
     while stack:
         buf, expanded = stack.pop()
         if id(buf) in position:
             continue
+        place = None if buf.is_realized else root_of[id(buf)]
+        computed_here = place is root or place is INLINE
         if buf.is_const and not buf.is_realized:
             kernel.args.append(buf.arg)
-            _emit(kernel, position, buf, ("arg", len(kernel.args) - 1))
-        elif not inside(buf):
+            emit(buf, ("arg", len(kernel.args) - 1))
+        elif computed_here and buf.op.kind == REDUCE and buf is not start:
+            kernel.reduce = buf
+            emit(buf, ("acc",))
+        elif not computed_here or buf.op.kind == REDUCE:
             kernel.inputs.append(buf)
-            _emit(kernel, position, buf, ("in", len(kernel.inputs) - 1))
-        elif expanded:
-            name = "cast" if buf.op.kind == CAST else buf.op.name
-            _emit(kernel, position, buf, (name, *(position[id(s)] for s in buf.srcs)))
-        else:
+            kernel.in_epilogue.append(False)
+            emit(buf, ("in", len(kernel.inputs) - 1))
+        elif not expanded:
             stack.append((buf, True))
             stack.extend((s, False) for s in reversed(buf.srcs) if id(s) not in position)
-    return kernel
-
-
-def _emit(kernel: Kernel, position: dict, buf: LazyBuffer, instruction: tuple) -> None:
-    position[id(buf)] = len(kernel.code)
-    kernel.code.append(instruction)
-    kernel.dtypes.append(_DTYPE_NAMES[buf.dtype])
+        elif buf.op.kind == CAST or buf.op.kind in ELEMENTWISE:
+            name = "cast" if buf.op.kind == CAST else buf.op.name
+            emit(buf, (name, *(position[id(s)] for s in buf.srcs)))
+        else:  # a unit reshape: the same value at the same loop index
+            position[id(buf)] = position[id(buf.srcs[0])]

@@ -24,26 +24,37 @@ Instruction = tuple
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """The structure of one kernel; hashable, so it is (most of) the cache key."""
+    """The structure of one kernel; hashable, so it is (most of) the cache key.
+
+    `code` runs at every point of the loop nest. With a `reduce`, its last value is
+    folded into an accumulator over the reduced (innermost) dimensions, and
+    `epilogue` then computes the output from ``("acc",)``; inputs flagged in
+    `in_epilogue` are read there, at the output's index.
+    """
 
     code: tuple[Instruction, ...]
     dtypes: tuple[str, ...]
     in_dtypes: tuple[str, ...]
     arg_dtypes: tuple[str, ...]
     reduce: str | None = None  # name of a reduce primitive, or None
+    epilogue: tuple[Instruction, ...] = ()
+    epilogue_dtypes: tuple[str, ...] = ()
+    in_epilogue: tuple[bool, ...] = ()
     kept_rank: int = 1  # loop dimensions that index `out`
     reduced_rank: int = 0  # inner loop dimensions folded into the accumulator
 
     @property
-    def out_dtype(self) -> str:
-        return self.dtypes[-1]
-
-    @property
     def acc_dtype(self) -> str:
         # float32 sums and products accumulate in float64, for accuracy.
-        if self.reduce in ("sum", "prod") and self.out_dtype == "float32":
+        reduced = self.dtypes[-1]
+        if self.reduce in ("sum", "prod") and reduced == "float32":
             return "float64"
-        return self.out_dtype
+        return reduced
+
+
+#: How a kernel's loops run: one thread; the outer kept loop across threads; or
+#: (a full reduction) the first reduced loop cut into chunks reduced in parallel.
+SERIAL, PARALLEL, SPLIT = "serial", "parallel", "split"
 
 
 def _scalar_type(dtype: str) -> str:
@@ -67,21 +78,26 @@ def _substitute(expr: str, names: dict[str, str]) -> str:
     return re.sub(r"\b[a-z]\b", lambda m: names.get(m.group(0), m.group(0)), expr)
 
 
-def _expression(ins: Instruction, dtype: str, index: str) -> str:
+def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
     name, *operands = ins
     if name == "in":
         return f"in{operands[0]}[{index}]"
     if name == "arg":
         return f"arg{operands[0]}"
+    if name == "acc":
+        return f"{_scalar_type(dtype)}(acc)"
     body = "x" if name == "cast" else TABLE[name].expr
-    body = _substitute(body, {var: f"v{pos}" for var, pos in zip("xyz", operands)})
+    body = _substitute(body, {var: f"{prefix}{pos}" for var, pos in zip("xyz", operands)})
     return f"{_scalar_type(dtype)}({body})"
 
 
-def render(program: Program, parallel: bool = False, name: str = "kernel") -> str:
+def render(program: Program, mode: str = SERIAL, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
-    The kernel's signature is ``name(out, shape, in0, ..., arg0, ...)``.
+    The kernel's signature is ``name(out, shape, in0, ..., arg0, ...)``, where
+    `shape` is the loop nest (kept dimensions, then reduced ones) and every input
+    is a view spanning it (stride 0 where it does not vary). `mode` is one of
+    SERIAL, PARALLEL or SPLIT.
     """
     k, r = program.kept_rank, program.reduced_rank
     ins = [f"in{i}" for i in range(len(program.in_dtypes))]
@@ -92,28 +108,62 @@ def render(program: Program, parallel: bool = False, name: str = "kernel") -> st
         "import numpy as np",
         "",
         "",
-        f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
+        f"@numba.njit(cache=True, error_model='numpy', parallel={mode != SERIAL})",
         f"def {name}({', '.join(['out', 'shape', *ins, *args])}):",
     ]
 
     def emit(depth: int, line: str) -> None:
         lines.append("    " * (depth + 1) + line)
 
-    for d in range(k):
-        emit(d, f"for i{d} in {'numba.prange' if parallel and d == 0 else 'range'}(shape[{d}]):")
-    acc = _scalar_type(program.acc_dtype)
-    if program.reduce:
-        emit(k, f"acc = {acc}({_identity(program.reduce, program.acc_dtype)})")
-        for d in range(k, k + r):
-            emit(d, f"for i{d} in range(shape[{d}]):")
-    index = ", ".join(f"i{d}" for d in range(k + r))
-    for pos, (ins_, dtype) in enumerate(zip(program.code, program.dtypes)):
-        emit(k + r, f"v{pos} = {_expression(ins_, dtype, index)}")
-    last = f"v{len(program.code) - 1}"
+    def emit_code(depth: int, code, dtypes, index: str, prefix: str) -> str:
+        for pos, (ins_, dtype) in enumerate(zip(code, dtypes)):
+            emit(depth, f"{prefix}{pos} = {_expression(ins_, dtype, index, prefix)}")
+        return f"{prefix}{len(code) - 1}"
+
+    full_index = ", ".join(f"i{d}" for d in range(k + r))
     out_index = ", ".join(f"i{d}" for d in range(k))
-    if program.reduce:
-        emit(k + r, f"acc = {acc}({_substitute(TABLE[program.reduce].combine, {'v': last})})")
-        emit(k, f"out[{out_index}] = acc")
+    if not program.reduce:
+        for d in range(k):
+            loop = "numba.prange" if mode == PARALLEL and d == 0 else "range"
+            emit(d, f"for i{d} in {loop}(shape[{d}]):")
+        emit(k, f"out[{out_index}] = {emit_code(k, program.code, program.dtypes, full_index, 'v')}")
+        return "\n".join(lines) + "\n"
+
+    acc = _scalar_type(program.acc_dtype)
+    identity = f"{acc}({_identity(program.reduce, program.acc_dtype)})"
+    combine = TABLE[program.reduce].combine
+
+    def emit_reduction(depth: int, first: str) -> None:
+        """The reduced loops (the first over `first`), folding the code into `acc`."""
+        emit(depth, f"acc = {identity}")
+        for d in range(k, k + r):
+            emit(depth + d - k, f"for i{d} in {first if d == k else f'range(shape[{d}])'}:")
+        value = emit_code(depth + r, program.code, program.dtypes, full_index, "v")
+        emit(depth + r, f"acc = {acc}({_substitute(combine, {'v': value})})")
+
+    if mode == SPLIT:
+        # Kept dimensions are all of extent 1: reduce chunks of the first reduced
+        # loop in parallel, then their partial results in order.
+        for d in range(k):
+            emit(0, f"i{d} = 0")
+        emit(0, f"chunks = min(shape[{k}], 8 * numba.get_num_threads())")
+        emit(0, f"partial = np.empty(chunks, {acc})")
+        emit(0, "for c in numba.prange(chunks):")
+        emit_reduction(1, f"range(c * shape[{k}] // chunks, (c + 1) * shape[{k}] // chunks)")
+        emit(1, "partial[c] = acc")
+        emit(0, f"acc = {identity}")
+        emit(0, "for c in range(chunks):")
+        emit(1, f"acc = {acc}({_substitute(combine, {'v': 'partial[c]'})})")
+        depth = 0
     else:
-        emit(k, f"out[{out_index}] = {last}")
+        for d in range(k):
+            loop = "numba.prange" if mode == PARALLEL and d == 0 else "range"
+            emit(d, f"for i{d} in {loop}(shape[{d}]):")
+        emit_reduction(k, f"range(shape[{k}])")
+        depth = k
+    # The epilogue reads its inputs at the output's index (they do not vary along
+    # the reduced dimensions, where their stride is 0).
+    epilogue_index = ", ".join([f"i{d}" for d in range(k)] + ["0"] * r)
+    value = emit_code(depth, program.epilogue, program.epilogue_dtypes, epilogue_index, "e")
+    emit(depth, f"out[{out_index}] = {value}")
     return "\n".join(lines) + "\n"

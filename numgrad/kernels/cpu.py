@@ -18,6 +18,11 @@ def empty(shape, dtype) -> np.ndarray:
     return np.empty(shape, dtype)
 
 
+def full(shape, value, dtype) -> np.ndarray:
+    """A read-only array of `shape` holding `value`: one element, broadcast."""
+    return np.broadcast_to(np.array(value, dtype), shape)
+
+
 def from_numpy(array: np.ndarray) -> np.ndarray:
     """A private copy of `array`; the caller may mutate theirs afterwards."""
     return np.array(array, copy=True, order="C")

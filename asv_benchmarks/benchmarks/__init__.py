@@ -1,0 +1,1 @@
+"""numgrad's asv benchmarks: numgrad against NumPy and hand-written Numba, in one run."""
