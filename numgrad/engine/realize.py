@@ -55,6 +55,8 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
         epilogue=tuple(kernel.epilogue),
         epilogue_dtypes=tuple(kernel.epilogue_dtypes),
         in_epilogue=tuple(kernel.in_epilogue),
+        table_dtypes=tuple(_DTYPE_NAMES[t.dtype] for t in kernel.tables),
+        table_ranks=tuple(len(t.shape) for t in kernel.tables),
         kept_rank=kept_rank,
         reduced_rank=len(shape) - kept_rank,
     )
@@ -71,8 +73,10 @@ def mode(program: Program, shape: tuple[int, ...], threshold: int) -> str:
 
 
 def _region_view(kernel: Kernel, i: int, backend):
-    """Input `i`'s array, with length-1 axes added or dropped to fit where it is read."""
+    """Input `i`'s array seen through its fused movements, shaped as where it is read."""
     array, shape = kernel.inputs[i].realized, kernel.region_shape(i)
+    for movement in reversed(kernel.views[i]):
+        array = getattr(backend, movement.op.name)(array, movement.arg)
     return array if tuple(array.shape) == shape else backend.reshape(array, shape)
 
 
@@ -96,6 +100,7 @@ def _run_kernel(kernel: Kernel) -> None:
         kept = program.kept_rank
         target = backend.as_strided(result, shape[:kept], strides[0][:kept], writeable=True)
         views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[1:])]
+        views += [t.realized for t in kernel.tables]
         fn = cache.lookup((program, how, backend.name), lambda: render(program, how))
         _launch(backend, fn, target, shape, views, kernel.args)
     out.set_realized(result)

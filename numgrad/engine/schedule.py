@@ -2,19 +2,24 @@
 
 A kernel is a maximal group of elementwise nodes rooted at a node that needs its
 own buffer (a *root*). Constants are inlined as scalar arguments; reshapes that
-only add or drop length-1 axes are free inside a group; an elementwise group that
-feeds a reduction runs inside the reduction's loop, and elementwise consumers of
-a reduction's result run after it (an *epilogue*): ``((x - y) ** 2).mean()`` is
-one kernel. A node is a root when it is requested, is not elementwise (matmul,
-gathers, other movements), or is consumed by two kernels, unless it is cheap
-enough to recompute in each (then it is *inlined* into both). Fusion never fails:
-it only cuts. ``NUMGRAD_DEBUG=fusion`` logs every cut.
+only add or drop length-1 axes are free inside a group, and so are broadcasts and
+transposes of cheap expressions (their inputs are read through the same views);
+a gather ``x[i, j]`` with integer arrays reads its table inside the kernel. An
+elementwise group that feeds a reduction runs inside the reduction's loop, and
+elementwise consumers of a reduction's result run after it (an *epilogue*):
+``((x - y) ** 2).mean()`` is one kernel. A node is a root when it is requested,
+cannot be fused (matmul, scatters, other movements), or is consumed by two
+kernels, unless it is cheap enough to recompute in each (then it is *inlined*
+into both). Fusion never fails: it only cuts. ``NUMGRAD_DEBUG=fusion`` logs every
+cut.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine.counters import DEBUG, log
@@ -36,6 +41,8 @@ class Kernel:
     inside the reduced loops and is folded into an accumulator by `reduce`; then
     `epilogue` runs once per output element, with ``("acc",)`` for the reduced value.
     Inputs read by the epilogue (`in_epilogue`) span the kept dimensions only.
+    Each input is read through `views`, the movement nodes between it and the
+    kernel (outermost first); `tables` are arrays read whole by gathers.
     """
 
     out: LazyBuffer
@@ -46,6 +53,8 @@ class Kernel:
     epilogue_dtypes: list[str] = field(default_factory=list)
     inputs: list[LazyBuffer] = field(default_factory=list)
     in_epilogue: list[bool] = field(default_factory=list)
+    views: list[tuple[LazyBuffer, ...]] = field(default_factory=list)
+    tables: list[LazyBuffer] = field(default_factory=list)
     args: list = field(default_factory=list)
 
     @property
@@ -79,8 +88,24 @@ def is_unit_reshape(buf: LazyBuffer) -> bool:
         [d for d in buf.shape if d != 1] == [d for d in buf.srcs[0].shape if d != 1])
 
 
-def _fusible(buf: LazyBuffer) -> bool:
-    return buf.op.kind in ELEMENTWISE or buf.op.kind == REDUCE or is_unit_reshape(buf)
+def gather_key(buf: LazyBuffer) -> tuple | None:
+    """The index arrays of ``x[i, j, ...]`` (one integer array per axis), else None."""
+    key = buf.arg if buf.op.name == "index" else None
+    if key is None or len(key) != len(buf.srcs[0].shape):
+        return None
+    return key if all(getattr(k, "dtype", None) is not None for k in key) else None
+
+
+def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
+    """Whether `buf` can be computed inside a kernel."""
+    kind = buf.op.kind
+    if kind in ELEMENTWISE or kind == REDUCE or is_unit_reshape(buf):
+        return True
+    if buf.op.name in ("expand", "permute"):
+        # Computed per element of the result: only cheap sources, never a buffer.
+        src = buf.srcs[0]
+        return not src.is_realized and weight.get(id(src), 0) <= RECOMPUTE_LIMIT
+    return gather_key(buf) is not None
 
 
 def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
@@ -111,7 +136,7 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
                 users[id(src)][id(buf)] = buf
         if buf.op.kind == REDUCE:
             weight[id(buf)] = RECOMPUTE_LIMIT + 1  # never recomputed
-        elif _fusible(buf):
+        elif _fusible(buf, weight):
             weight[id(buf)] = 1 + sum(weight.get(id(s), 0) for s in buf.srcs)
         else:
             weight[id(buf)] = 0  # always computed into its own buffer first
@@ -122,7 +147,7 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
         decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight)
         if isinstance(decision, str):
             root_of[id(buf)] = buf
-            if DEBUG == "fusion" and _fusible(buf):
+            if DEBUG == "fusion" and _fusible(buf, weight):
                 log.debug("cut at %s %s: %s", buf.op.name, buf.shape, decision)
         else:
             root_of[id(buf)] = decision
@@ -132,7 +157,7 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
     for buf in order:
         if root_of[id(buf)] is buf:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
-                buf.op.kind == REDUCE
+                buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(_kernel(buf, root_of) if kernel else BackendOp(buf))
     return items
 
@@ -141,10 +166,10 @@ def _place(buf, users, wanted, root_of, has_reduce, weight):
     """The root of the kernel `buf` fuses into, INLINE, or why it is a root (a str)."""
     if id(buf) in wanted:
         return "requested"
-    if not _fusible(buf):
-        return "not elementwise"
-    blocking = [u for u in users if not _fusible(u) or root_of[id(u)] is u and
-                u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE]
+    if not _fusible(buf, weight):
+        return "not fusible"
+    blocking = [u for u in users if not _fusible(u, weight) or root_of[id(u)] is u and
+                u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE and gather_key(u) is None]
     if blocking:
         return "consumed by " + ", ".join(sorted({u.op.name for u in blocking}))
     if buf.op.kind == CONST:
@@ -185,36 +210,73 @@ def _kernel(root: LazyBuffer, root_of) -> Kernel:
 
 
 def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer) -> None:
-    """Emit the code computing `start` within `root`'s kernel, sources first."""
-    position: dict[int, int] = {}
+    """Emit the code computing `start` within `root`'s kernel, sources first.
 
-    def emit(buf: LazyBuffer, instruction: tuple) -> None:
-        position[id(buf)] = len(kernel.code)
-        kernel.code.append(instruction)
-        kernel.dtypes.append(_DTYPE_NAMES[buf.dtype])
+    Below a fused movement node the values are read through it: each stack entry
+    carries the chain of movements above it, and so does each input.
+    """
+    position: dict[tuple, int] = {}
+    emitted: dict[tuple, int] = {}  # common subexpressions are computed once
 
-    stack = [(start, False)]
+    def emit(key: tuple, dtype, instruction: tuple) -> int:
+        typed = (instruction, _DTYPE_NAMES[dtype])
+        if typed not in emitted or instruction[0] in ("in", "arg"):
+            emitted[typed] = len(kernel.code)
+            kernel.code.append(instruction)
+            kernel.dtypes.append(typed[1])
+        position[key] = emitted[typed]
+        return position[key]
+
+    def load(buf: LazyBuffer, views: tuple, key: tuple) -> int:
+        kernel.inputs.append(buf)
+        kernel.in_epilogue.append(False)
+        kernel.views.append(views)
+        return emit(key, buf.dtype, ("in", len(kernel.inputs) - 1))
+
+    stack = [(start, (), False)]
     while stack:
-        buf, expanded = stack.pop()
-        if id(buf) in position:
+        buf, views, expanded = stack.pop()
+        key = (id(buf), tuple(id(v) for v in views))
+        if key in position:
             continue
         place = None if buf.is_realized else root_of[id(buf)]
-        computed_here = place is root or place is INLINE
+        here = place is root or place is INLINE
         if buf.is_const and not buf.is_realized:
             kernel.args.append(buf.arg)
-            emit(buf, ("arg", len(kernel.args) - 1))
-        elif computed_here and buf.op.kind == REDUCE and buf is not start:
+            emit(key, buf.dtype, ("arg", len(kernel.args) - 1))
+        elif here and buf.op.kind == REDUCE and buf is not start:
             kernel.reduce = buf
-            emit(buf, ("acc",))
-        elif not computed_here or buf.op.kind == REDUCE:
-            kernel.inputs.append(buf)
-            kernel.in_epilogue.append(False)
-            emit(buf, ("in", len(kernel.inputs) - 1))
+            emit(key, buf.dtype, ("acc",))
+        elif not here or buf.op.kind == REDUCE:
+            load(buf, views, key)
+        elif gather_key(buf) is not None:
+            # The table is read whole; the index arrays are inputs like any other.
+            table = buf.srcs[0]
+            kernel.tables.append(table)
+            indices = [load(_index_array(k, n, buf.shape, table.device), views, (id(k), key))
+                       for k, n in zip(buf.arg, table.shape)]
+            emit(key, buf.dtype, ("gather", len(kernel.tables) - 1, *indices))
+        elif buf.op.kind not in ELEMENTWISE:  # a fused movement: read through it
+            inner = views + (buf,)
+            src_key = (id(buf.srcs[0]), tuple(id(v) for v in inner))
+            if src_key in position:
+                position[key] = position[src_key]
+            elif not expanded:
+                stack.append((buf, views, True))
+                stack.append((buf.srcs[0], inner, False))
+            else:
+                position[key] = position[src_key]
         elif not expanded:
-            stack.append((buf, True))
-            stack.extend((s, False) for s in reversed(buf.srcs) if id(s) not in position)
-        elif buf.op.kind == CAST or buf.op.kind in ELEMENTWISE:
+            stack.append((buf, views, True))
+            stack.extend((s, views, False) for s in reversed(buf.srcs)
+                         if (id(s), key[1]) not in position)
+        else:
             name = "cast" if buf.op.kind == CAST else buf.op.name
-            emit(buf, (name, *(position[id(s)] for s in buf.srcs)))
-        else:  # a unit reshape: the same value at the same loop index
-            position[id(buf)] = position[id(buf.srcs[0])]
+            emit(key, buf.dtype, (name, *(position[(id(s), key[1])] for s in buf.srcs)))
+
+
+def _index_array(index, n: int, shape, device) -> LazyBuffer:
+    """One gather index as a buffer of the gather's shape, negative indices wrapped."""
+    wrapped = np.where(index < 0, index + n, index).astype(np.int64)
+    array = device.backend.expand(device.backend.from_numpy(wrapped), shape)
+    return LazyBuffer.load(array, device)

@@ -29,7 +29,8 @@ class Program:
     `code` runs at every point of the loop nest. With a `reduce`, its last value is
     folded into an accumulator over the reduced (innermost) dimensions, and
     `epilogue` then computes the output from ``("acc",)``; inputs flagged in
-    `in_epilogue` are read there, at the output's index.
+    `in_epilogue` are read there, at the output's index. Tables are arrays read
+    whole, at computed indices (``("gather", table, *index values)``).
     """
 
     code: tuple[Instruction, ...]
@@ -40,6 +41,8 @@ class Program:
     epilogue: tuple[Instruction, ...] = ()
     epilogue_dtypes: tuple[str, ...] = ()
     in_epilogue: tuple[bool, ...] = ()
+    table_dtypes: tuple[str, ...] = ()
+    table_ranks: tuple[int, ...] = ()
     kept_rank: int = 1  # loop dimensions that index `out`
     reduced_rank: int = 0  # inner loop dimensions folded into the accumulator
 
@@ -86,6 +89,9 @@ def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
         return f"arg{operands[0]}"
     if name == "acc":
         return f"{_scalar_type(dtype)}(acc)"
+    if name == "gather":
+        table, *indices = operands
+        return f"tab{table}[{', '.join(f'{prefix}{i}' for i in indices)}]"
     body = "x" if name == "cast" else TABLE[name].expr
     body = _substitute(body, {var: f"{prefix}{pos}" for var, pos in zip("xyz", operands)})
     return f"{_scalar_type(dtype)}({body})"
@@ -94,13 +100,14 @@ def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
 def render(program: Program, mode: str = SERIAL, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
-    The kernel's signature is ``name(out, shape, in0, ..., arg0, ...)``, where
+    The kernel's signature is ``name(out, shape, in0, ..., tab0, ..., arg0, ...)``, where
     `shape` is the loop nest (kept dimensions, then reduced ones) and every input
     is a view spanning it (stride 0 where it does not vary). `mode` is one of
     SERIAL, PARALLEL or SPLIT.
     """
     k, r = program.kept_rank, program.reduced_rank
     ins = [f"in{i}" for i in range(len(program.in_dtypes))]
+    ins += [f"tab{i}" for i in range(len(program.table_dtypes))]
     args = [f"arg{i}" for i in range(len(program.arg_dtypes))]
     lines = [
         "import math",
