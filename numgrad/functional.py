@@ -21,6 +21,8 @@ from numgrad.autograd import enable_grad, grad
 from numgrad.tensor import Tensor, arange, stack, zeros, zeros_like
 
 Tensors = Tensor | tuple[Tensor, ...]
+#: A Jacobian: one block, a tuple of blocks, or a tuple (per output) of tuples (per input).
+Jacobian = Tensor | tuple[Tensor, ...] | tuple[tuple[Tensor, ...], ...]
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vjp"]
 
@@ -74,8 +76,8 @@ _INDEPENDENT = {
                "computed from the inputs with differentiable operations",
     "grad_inputs": "the gradient with respect to input {i} does not depend on the "
                    "function's inputs",
-    "jacobian": "the Jacobian with respect to input {i} does not depend on the inputs "
-                "(the function is linear in it)",
+    "jacobian": "the gradient with respect to input {i} does not depend on the inputs "
+                "(the function is at most linear in it)",
     "hessian": "the Hessian with respect to input {i} does not depend on the inputs",
 }
 
@@ -94,20 +96,22 @@ def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
                 _INDEPENDENT[kind].format(i=i) + "; this is not allowed with strict=True")
 
 
-def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, what: str) -> tuple:
-    """Zeros (of each reference's shape) in place of None, unless `strict` forbids it."""
+def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, independent: str) -> tuple:
+    """Zeros (of each reference's shape) in place of None, unless `strict` forbids it.
+
+    `independent` says, for entry ``{i}``, what a None means.
+    """
     result = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
         if g is None:
             if strict:
                 raise RuntimeError(
-                    f"the {what} is independent of entry {i}; this is not allowed with "
-                    f"strict=True")
+                    independent.format(i=i) + "; this is not allowed with strict=True")
             g = ref.zeros_like()
         elif strict and create_graph and not g.requires_grad:
             raise RuntimeError(
-                f"the {what} for entry {i} does not depend on the inputs; this is not "
-                f"allowed with strict=True and create_graph=True")
+                f"result {i} does not depend on the inputs; this is not allowed with "
+                f"strict=True and create_graph=True")
         result.append(g)
     return tuple(result)
 
@@ -211,7 +215,7 @@ def _jacobian_batched(outputs, inputs, create_graph: bool) -> tuple:
 
 
 def jacobian(func: Callable[..., Tensors], inputs: Tensors, create_graph: bool = False,
-             strict: bool = False, vectorize: bool = False):
+             strict: bool = False, vectorize: bool = False) -> Jacobian:
     """The Jacobian of `func` at `inputs`.
 
     Parameters
@@ -262,7 +266,7 @@ def jacobian(func: Callable[..., Tensors], inputs: Tensors, create_graph: bool =
 
 
 def hessian(func: Callable[..., Tensor], inputs: Tensors, create_graph: bool = False,
-            strict: bool = False, vectorize: bool = False):
+            strict: bool = False, vectorize: bool = False) -> Jacobian:
     """The Hessian of the scalar function `func` at `inputs`.
 
     It is the `jacobian` of the gradient, so `vectorize` computes all its rows in
@@ -306,7 +310,7 @@ def hessian(func: Callable[..., Tensor], inputs: Tensors, create_graph: bool = F
         return out.reshape(())
 
     def gradient(*xs: Tensor) -> tuple[Tensor, ...]:
-        jac = jacobian(scalar, xs, create_graph=True, strict=strict)
+        jac = jacobian(scalar, xs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
@@ -318,7 +322,7 @@ def hessian(func: Callable[..., Tensor], inputs: Tensors, create_graph: bool = F
 # ---- products with a vector -------------------------------------------------------
 
 def vjp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
-        create_graph: bool = False, strict: bool = False) -> tuple:
+        create_graph: bool = False, strict: bool = False) -> tuple[Tensors, Tensors]:
     """The vector-Jacobian product ``v^T J`` of `func` at `inputs`.
 
     Parameters
@@ -353,13 +357,14 @@ def vjp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
         _check_requires_grad(outputs, "outputs", strict)
         v = _vector(v, outputs, outputs_are_tuple, create_graph, "vjp", "output")
         grads = _grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "output of the function")
+        result = _fill_in_zeros(grads, inputs, strict, create_graph,
+                                "the outputs of the function are independent of input {i}")
     return (_unpack(_detach(outputs, create_graph), outputs_are_tuple),
             _unpack(_detach(result, create_graph), inputs_are_tuple))
 
 
 def jvp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
-        create_graph: bool = False, strict: bool = False) -> tuple:
+        create_graph: bool = False, strict: bool = False) -> tuple[Tensors, Tensors]:
     """The Jacobian-vector product ``J v`` of `func` at `inputs` (double-backward trick).
 
     Parameters
@@ -398,13 +403,14 @@ def jvp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
         grad_inputs = _grad(outputs, inputs, seeds, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
         grads = _grad(grad_inputs, seeds, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, outputs, strict, create_graph, "Jacobian-vector product")
+        result = _fill_in_zeros(grads, outputs, strict, create_graph,
+                                "output {i} of the function is independent of the inputs")
     return (_unpack(_detach(outputs, create_graph), outputs_are_tuple),
             _unpack(_detach(result, create_graph), outputs_are_tuple))
 
 
 def hvp(func: Callable[..., Tensor], inputs: Tensors, v: Tensors | None = None,
-        create_graph: bool = False, strict: bool = False) -> tuple:
+        create_graph: bool = False, strict: bool = False) -> tuple[Tensor, Tensors]:
     """The Hessian-vector product ``H v`` of the scalar function `func` at `inputs`.
 
     Computed as ``torch.autograd.functional.hvp`` does, with the double-backward
@@ -455,5 +461,6 @@ def hvp(func: Callable[..., Tensor], inputs: Tensors, v: Tensors | None = None,
         double_back = _grad(jac, inputs, seeds, create_graph=True)
         _check_requires_grad(double_back, "hessian", strict)
         grads = _grad(double_back, seeds, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "Hessian-vector product")
+        result = _fill_in_zeros(grads, inputs, strict, create_graph,
+                                "the Hessian is zero along input {i}")
     return _detach(out, create_graph), _unpack(_detach(result, create_graph), inputs_are_tuple)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from numgrad.engine.realize import _region_view, plan
 from numgrad.engine.schedule import Kernel, schedule
 from numgrad.kernels.codegen import render
@@ -27,11 +29,13 @@ def explain(*tensors) -> str:
             backend = out.device.backend
             strides = [backend.strides(_region_view(item, i, backend)) if b.is_realized
                        else None for i, b in enumerate(item.inputs)]
-            program = plan(item, strides)[0]
+            program, shape, _ = plan(item, strides)
             ops = sum(1 for ins in item.code + item.epilogue if ins[0] not in ("in", "arg", "acc"))
             what = f"{item.reduce.op.name} of {ops} fused operations" if item.reduce \
                 else f"{ops} fused operations"
-            parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{render(program)}")
+            parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD
+            source = render(program, parallel)
+            parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{source}")
         else:
             parts.append(f"kernel {n}: {out.op.name} on the {out.device} backend -> "
                          f"{out.shape} {out.dtype}\n")

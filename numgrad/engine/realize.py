@@ -8,7 +8,7 @@ from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine import counters
 from numgrad.engine.schedule import BackendOp, Kernel, schedule
 from numgrad.kernels import cache
-from numgrad.kernels.codegen import PARALLEL, SERIAL, SPLIT, Program, render
+from numgrad.kernels.codegen import Program, render
 from numgrad.kernels.layout import collapse
 from numgrad.lazy import LazyBuffer
 
@@ -63,15 +63,6 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
     return program, shape, operand_strides
 
 
-def mode(program: Program, shape: tuple[int, ...], threshold: int) -> str:
-    """How to run a launch over loop nest `shape`: serially, or on several threads."""
-    if math.prod(shape) < threshold:
-        return SERIAL
-    if shape[0] > 1:
-        return PARALLEL
-    return SPLIT if program.reduce and program.kept_rank == 1 else SERIAL
-
-
 def _region_view(kernel: Kernel, i: int, backend):
     """Input `i`'s array seen through its fused movements, shaped as where it is read."""
     array, shape = kernel.inputs[i].realized, kernel.region_shape(i)
@@ -96,12 +87,13 @@ def _run_kernel(kernel: Kernel) -> None:
     counters.count(bytes_allocated=out.dtype.itemsize * math.prod(out.shape))
     if math.prod(out.shape):
         program, shape, strides = plan(kernel, [backend.strides(a) for a in arrays])
-        how = mode(program, shape, backend.PARALLEL_THRESHOLD)
         kept = program.kept_rank
         target = backend.as_strided(result, shape[:kept], strides[0][:kept], writeable=True)
         views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[1:])]
         views += [t.realized for t in kernel.tables]
-        fn = cache.lookup((program, how, backend.name), lambda: render(program, how))
+        # Parallel kernels compile several times slower: only large launches use them.
+        parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD
+        fn = cache.lookup((program, parallel, backend.name), lambda: render(program, parallel))
         _launch(backend, fn, target, shape, views, kernel.args)
     out.set_realized(result)
 

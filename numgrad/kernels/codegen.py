@@ -55,11 +55,6 @@ class Program:
         return reduced
 
 
-#: How a kernel's loops run: one thread; the outer kept loop across threads; or
-#: (a full reduction) the first reduced loop cut into chunks reduced in parallel.
-SERIAL, PARALLEL, SPLIT = "serial", "parallel", "split"
-
-
 def _scalar_type(dtype: str) -> str:
     return "np.bool_" if dtype == "bool" else f"np.{dtype}"
 
@@ -97,15 +92,16 @@ def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
     return f"{_scalar_type(dtype)}({body})"
 
 
-def render(program: Program, mode: str = SERIAL, name: str = "kernel") -> str:
+def render(program: Program, parallel: bool = False, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
-    The kernel's signature is ``name(out, shape, in0, ..., tab0, ..., arg0, ...)``, where
-    `shape` is the loop nest (kept dimensions, then reduced ones) and every input
-    is a view spanning it (stride 0 where it does not vary). `mode` is one of
-    SERIAL, PARALLEL or SPLIT.
+    The kernel's signature is ``name(out, shape, threads, in0, ..., tab0, ...,
+    arg0, ...)``: `shape` is the loop nest (kept dimensions, then reduced ones) and
+    every input is a view spanning it (stride 0 where it does not vary). A
+    `parallel` kernel spreads its outer loop over `threads` (an argument, because a
+    kernel that asks Numba for it cannot be cached); a reduction with few outputs
+    is cut into chunks reduced in parallel.
     """
-    k, r = program.kept_rank, program.reduced_rank
     ins = [f"in{i}" for i in range(len(program.in_dtypes))]
     ins += [f"tab{i}" for i in range(len(program.table_dtypes))]
     args = [f"arg{i}" for i in range(len(program.arg_dtypes))]
@@ -115,62 +111,92 @@ def render(program: Program, mode: str = SERIAL, name: str = "kernel") -> str:
         "import numpy as np",
         "",
         "",
-        f"@numba.njit(cache=True, error_model='numpy', parallel={mode != SERIAL})",
-        f"def {name}({', '.join(['out', 'shape', *ins, *args])}):",
+        f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
+        f"def {name}({', '.join(['out', 'shape', 'threads', *ins, *args])}):",
     ]
+    emit = _Emitter(program, lines)
+    if not program.reduce:
+        emit.elementwise(parallel)
+    elif parallel:
+        emit.parallel_reduction()
+    else:
+        emit.serial_reduction()
+    return "\n".join(lines) + "\n"
 
-    def emit(depth: int, line: str) -> None:
-        lines.append("    " * (depth + 1) + line)
 
-    def emit_code(depth: int, code, dtypes, index: str, prefix: str) -> str:
-        for pos, (ins_, dtype) in enumerate(zip(code, dtypes)):
-            emit(depth, f"{prefix}{pos} = {_expression(ins_, dtype, index, prefix)}")
+class _Emitter:
+    """Writes the loop nests of one kernel into `lines`."""
+
+    def __init__(self, program: Program, lines: list[str]):
+        self.p, self.lines = program, lines
+        k, r = program.kept_rank, program.reduced_rank
+        self.k, self.r = k, r
+        self.full_index = ", ".join(f"i{d}" for d in range(k + r))
+        self.out_index = ", ".join(f"i{d}" for d in range(k))
+        if program.reduce:
+            self.acc = _scalar_type(program.acc_dtype)
+            self.identity = f"{self.acc}({_identity(program.reduce, program.acc_dtype)})"
+            self.combine = TABLE[program.reduce].combine
+
+    def line(self, depth: int, text: str) -> None:
+        self.lines.append("    " * (depth + 1) + text)
+
+    def code(self, depth: int, code, dtypes, index: str, prefix: str) -> str:
+        for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
+            self.line(depth, f"{prefix}{pos} = {_expression(ins, dtype, index, prefix)}")
         return f"{prefix}{len(code) - 1}"
 
-    full_index = ", ".join(f"i{d}" for d in range(k + r))
-    out_index = ", ".join(f"i{d}" for d in range(k))
-    if not program.reduce:
-        for d in range(k):
-            loop = "numba.prange" if mode == PARALLEL and d == 0 else "range"
-            emit(d, f"for i{d} in {loop}(shape[{d}]):")
-        emit(k, f"out[{out_index}] = {emit_code(k, program.code, program.dtypes, full_index, 'v')}")
-        return "\n".join(lines) + "\n"
+    def elementwise(self, parallel: bool) -> None:
+        for d in range(self.k):
+            loop = "numba.prange" if parallel and d == 0 else "range"
+            self.line(d, f"for i{d} in {loop}(shape[{d}]):")
+        value = self.code(self.k, self.p.code, self.p.dtypes, self.full_index, "v")
+        self.line(self.k, f"out[{self.out_index}] = {value}")
 
-    acc = _scalar_type(program.acc_dtype)
-    identity = f"{acc}({_identity(program.reduce, program.acc_dtype)})"
-    combine = TABLE[program.reduce].combine
+    def fold(self, depth: int, first: str) -> None:
+        """Reduced loops (the first over `first`) folding the code into ``acc``."""
+        self.line(depth, f"acc = {self.identity}")
+        for d in range(self.k, self.k + self.r):
+            loop = first if d == self.k else f"range(shape[{d}])"
+            self.line(depth + d - self.k, f"for i{d} in {loop}:")
+        value = self.code(depth + self.r, self.p.code, self.p.dtypes, self.full_index, "v")
+        self.fold_in(depth + self.r, value)
 
-    def emit_reduction(depth: int, first: str) -> None:
-        """The reduced loops (the first over `first`), folding the code into `acc`."""
-        emit(depth, f"acc = {identity}")
-        for d in range(k, k + r):
-            emit(depth + d - k, f"for i{d} in {first if d == k else f'range(shape[{d}])'}:")
-        value = emit_code(depth + r, program.code, program.dtypes, full_index, "v")
-        emit(depth + r, f"acc = {acc}({_substitute(combine, {'v': value})})")
+    def fold_in(self, depth: int, value: str) -> None:
+        self.line(depth, f"acc = {self.acc}({_substitute(self.combine, {'v': value})})")
 
-    if mode == SPLIT:
-        # Kept dimensions are all of extent 1: reduce chunks of the first reduced
-        # loop in parallel, then their partial results in order.
-        for d in range(k):
-            emit(0, f"i{d} = 0")
-        emit(0, f"chunks = min(shape[{k}], 8 * numba.get_num_threads())")
-        emit(0, f"partial = np.empty(chunks, {acc})")
-        emit(0, "for c in numba.prange(chunks):")
-        emit_reduction(1, f"range(c * shape[{k}] // chunks, (c + 1) * shape[{k}] // chunks)")
-        emit(1, "partial[c] = acc")
-        emit(0, f"acc = {identity}")
-        emit(0, "for c in range(chunks):")
-        emit(1, f"acc = {acc}({_substitute(combine, {'v': 'partial[c]'})})")
-        depth = 0
-    else:
-        for d in range(k):
-            loop = "numba.prange" if mode == PARALLEL and d == 0 else "range"
-            emit(d, f"for i{d} in {loop}(shape[{d}]):")
-        emit_reduction(k, f"range(shape[{k}])")
-        depth = k
-    # The epilogue reads its inputs at the output's index (they do not vary along
-    # the reduced dimensions, where their stride is 0).
-    epilogue_index = ", ".join([f"i{d}" for d in range(k)] + ["0"] * r)
-    value = emit_code(depth, program.epilogue, program.epilogue_dtypes, epilogue_index, "e")
-    emit(depth, f"out[{out_index}] = {value}")
-    return "\n".join(lines) + "\n"
+    def finish(self, depth: int) -> None:
+        # The epilogue reads its inputs at the output's index: they do not vary
+        # along the reduced dimensions, where their stride is 0.
+        index = ", ".join([f"i{d}" for d in range(self.k)] + ["0"] * self.r)
+        value = self.code(depth, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
+        self.line(depth, f"out[{self.out_index}] = {value}")
+
+    def serial_reduction(self) -> None:
+        for d in range(self.k):
+            self.line(d, f"for i{d} in range(shape[{d}]):")
+        self.fold(self.k, f"range(shape[{self.k}])")
+        self.finish(self.k)
+
+    def parallel_reduction(self) -> None:
+        # Tasks are (first kept index, chunk of the first reduced loop): many rows
+        # give one chunk per row, one row (a full reduction) gives many chunks.
+        # Partial results are combined in order, then the epilogue runs.
+        k = self.k
+        rest = "".join(f", shape[{d}]" for d in range(1, k))
+        inner = "".join(f", i{d}" for d in range(1, k))
+        self.line(0, f"chunks = max(1, min(shape[{k}], 8 * threads // shape[0]))")
+        self.line(0, f"partial = np.empty((shape[0] * chunks{rest}), {self.acc})")
+        self.line(0, "for task in numba.prange(shape[0] * chunks):")
+        self.line(1, "i0, c = task // chunks, task % chunks")
+        for d in range(1, k):
+            self.line(d, f"for i{d} in range(shape[{d}]):")
+        self.fold(k, f"range(c * shape[{k}] // chunks, (c + 1) * shape[{k}] // chunks)")
+        self.line(k, f"partial[task{inner}] = acc")
+        self.line(0, "for i0 in numba.prange(shape[0]):")
+        for d in range(1, k):
+            self.line(d, f"for i{d} in range(shape[{d}]):")
+        self.line(k, f"acc = {self.identity}")
+        self.line(k, "for c in range(chunks):")
+        self.fold_in(k + 1, f"partial[i0 * chunks + c{inner}]")
+        self.finish(k)

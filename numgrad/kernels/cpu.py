@@ -6,12 +6,21 @@ by the primitive's name (``reshape``, ``matmul``, ...), so a target is one modul
 
 from __future__ import annotations
 
+import os
+
+# Numba's OpenMP threads otherwise spin after each parallel kernel, starving the
+# BLAS threads of the next matmul (and everything else on a 2-core machine).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np
 
 name = "cpu"
 
-#: Kernels over at least this many elements run their outer loop with `prange`.
-PARALLEL_THRESHOLD = 1 << 17
+#: Launches over at least this many elements use a parallel kernel. Below it the
+#: thread start-up costs more than it saves on 2 cores (see docs/design.md), and
+#: parallel kernels compile several times slower.
+PARALLEL_THRESHOLD = 1 << 20
 
 
 def empty(shape, dtype) -> np.ndarray:
@@ -41,7 +50,7 @@ def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np
 
 
 def launch(kernel, out, shape, inputs, args) -> None:
-    kernel(out, shape, *inputs, *args)
+    kernel(out, shape, numba.get_num_threads(), *inputs, *args)
 
 
 # ---- movement and hand-written kernels, by primitive name ------------------------

@@ -1,0 +1,175 @@
+"""The fusion contract, pinned by the engine's own counters (deterministic).
+
+Kernel counts are asserted exactly where the schedule is fixed; compile counts
+check the cache: structural keys, memory, disk, and damaged entries.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import numgrad as ng
+from numgrad.kernels import cpu
+
+rng = np.random.default_rng(0)
+
+
+def launched(fn):
+    with ng.engine.record() as rec:
+        fn()
+    return rec.kernels_launched
+
+
+def ten_op_chain(x):
+    y = (x * 1.5 + 0.3).tanh() * x.sigmoid()  # 5 ops
+    return (y - (-x * x).exp()) / (x * x + 1)  # 5 more (x * x is computed once)
+
+
+def test_elementwise_chain_is_one_kernel_and_its_gradient_one():
+    x = ng.tensor(rng.standard_normal(100), requires_grad=True)
+    assert launched(lambda: ten_op_chain(x).numpy()) == 1
+    loss = ten_op_chain(x).sum()
+    assert launched(lambda: ng.grad(loss, x)) == 1
+
+
+def test_mse_forward_is_one_kernel():
+    x, y = ng.tensor(rng.standard_normal(50)), ng.tensor(rng.standard_normal(50))
+    assert launched(lambda: ((x - y) ** 2).mean().numpy()) == 1
+
+
+def test_softmax_cross_entropy_at_most_three_kernels_each_way():
+    logits = ng.tensor(rng.standard_normal((32, 10)), requires_grad=True)
+    target = ng.tensor(rng.integers(0, 10, 32))
+    loss = ng.nn.functional.cross_entropy(logits, target)
+    assert launched(lambda: loss.numpy()) <= 3
+    assert launched(lambda: loss.backward()) <= 3
+
+
+def test_fused_values_equal_unfused_numpy():
+    a = rng.standard_normal((4, 5))
+    x = ng.tensor(a)
+    got = (((x - x.max(axis=1, keepdims=True)).exp()).sum(axis=1) * 2).numpy()
+    want = np.exp(a - a.max(axis=1, keepdims=True)).sum(axis=1) * 2
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_explain_shows_kernels_and_runs_nothing():
+    x = ng.tensor(rng.standard_normal(8))
+    y = ((x - 1.0) ** 2).mean()
+    with ng.engine.record() as rec:
+        text = ng.explain(y)
+    assert rec.kernels_launched == 0 and rec.kernels_compiled == 0
+    assert text.startswith("kernel 0: sum of") and "def kernel(" in text
+    assert not y._buf.is_realized
+
+
+def test_rerun_compiles_nothing_and_keys_are_structural():
+    def program(x, s):
+        return ((x * s).sin() + 1.25).sum()
+
+    program(ng.tensor(rng.standard_normal(7)), 0.5).numpy()  # compile (or load) once
+    with ng.engine.record() as rec:
+        program(ng.tensor(rng.standard_normal(7)), 0.5).numpy()
+        program(ng.tensor(rng.standard_normal(7)), 0.25).numpy()  # another constant
+        program(ng.tensor(rng.standard_normal(10)), 0.5).numpy()  # other sizes
+        program(ng.tensor(rng.standard_normal(10**6)), 0.5).numpy()
+    assert rec.kernels_compiled == 0 and rec.disk_hits == 0
+    assert rec.cache_hits == rec.kernels_launched == 4
+
+
+def test_parallel_kernels_match_serial(monkeypatch):
+    a = rng.standard_normal((6, 50))
+    x = ng.tensor(a)
+    programs = {
+        "elementwise": (lambda t: (t * 2).exp(), lambda v: np.exp(v * 2)),
+        "full sum": (lambda t: t.sum(), lambda v: v.sum()),
+        "row max": (lambda t: t.max(axis=1) + 1, lambda v: v.max(axis=1) + 1),
+        "column sum": (lambda t: t.sum(axis=0), lambda v: v.sum(axis=0)),
+    }
+    monkeypatch.setattr(cpu, "PARALLEL_THRESHOLD", 16)
+    for name, (fn, ref) in programs.items():
+        np.testing.assert_allclose(fn(x).numpy(), ref(a), rtol=1e-12, err_msg=name)
+
+
+def _run(code: str, cache: str) -> str:
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=cache)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+PROGRAM = """
+    import numpy as np, numgrad as ng
+    x = ng.tensor(np.linspace(-1, 1, 11), requires_grad=True)
+    with ng.engine.record() as rec:
+        loss = ((x * 1.5).tanh() * x).sum()
+        loss.backward()
+        values = (loss.item(), x.grad.numpy().sum())
+    print(rec.kernels_compiled, rec.disk_hits, repr(values))
+"""
+
+
+def test_new_process_with_the_same_cache_compiles_nothing(tmp_path):
+    compiled, disk, first = _run(PROGRAM, str(tmp_path)).split(" ", 2)
+    assert int(compiled) > 0 and int(disk) == 0
+    compiled, disk, second = _run(PROGRAM, str(tmp_path)).split(" ", 2)
+    assert int(compiled) == 0 and int(disk) > 0
+    assert first == second
+
+
+def test_truncated_cache_files_cost_a_recompile_not_a_crash(tmp_path):
+    first = _run(PROGRAM, str(tmp_path)).split(" ", 2)[2]
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 3])
+    compiled, _, second = _run(PROGRAM, str(tmp_path)).split(" ", 2)
+    assert int(compiled) > 0 and second == first
+
+
+def test_two_processes_compiling_at_once_both_get_correct_values(tmp_path):
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(PROGRAM)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outputs]
+    values = {out.strip().split(" ", 2)[2] for out, _ in outputs}
+    assert len(values) == 1
+
+
+def test_debug_fusion_logs_why_a_group_was_cut(tmp_path):
+    code = """
+        import numpy as np, numgrad as ng
+        x = ng.tensor(np.ones(4))
+        y = x.exp() * 3  # y's producer is consumed by two kernels below
+        ng.realize(y.sum(), (y @ ng.ones((4, 2))))
+    """
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_DEBUG="fusion")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "cut at" in result.stderr and "matmul" in result.stderr
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_fusion_switch_gives_the_same_values(tmp_path, fusion):
+    code = """
+        import numpy as np, numgrad as ng
+        x = ng.tensor(np.linspace(0.1, 2, 12).reshape(3, 4), requires_grad=True)
+        loss = (x.log() * x.sum(axis=0)).std() + x.var()
+        loss.backward()
+        print(repr((loss.item(), x.grad.numpy().round(12).tolist())))
+    """
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_FUSION=fusion)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    a = np.linspace(0.1, 2, 12).reshape(3, 4)
+    value = eval(out.stdout)[0]
+    np.testing.assert_allclose(value, (np.log(a) * a.sum(0)).std() + a.var(), rtol=1e-12)
