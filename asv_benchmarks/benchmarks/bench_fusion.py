@@ -1,0 +1,197 @@
+"""W1 and W1b: value and gradient of an elementwise chain and its sum, three ways.
+
+Each class times numgrad, hand-written NumPy (forward plus the analytic gradient)
+and a hand-written single-pass Numba kernel in the same run, so their ratios are
+comparable on a noisy machine. `track_` benchmarks report kernel counts and the
+peak memory (tracemalloc, which sees NumPy's and numgrad's buffers) over the
+input's size.
+"""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import tracemalloc
+
+import numba
+import numpy as np
+
+import numgrad as ng
+
+SIZES = [10**3, 10**5, 10**7]
+
+
+# ---- W1: transcendental chain ---------------------------------------------------------
+
+def w1_numgrad(x):
+    y = ((1.5 * x + 0.3).tanh() * x.sigmoid() - (-x * x).exp() / (1 + x * x)
+         + (x * x + 1).sqrt()).sum()
+    y.backward()
+    return y.item(), x.grad
+
+
+def w1_numpy(a):
+    t = np.tanh(1.5 * a + 0.3)
+    s = 1 / (1 + np.exp(-a))
+    e = np.exp(-a * a)
+    q = 1 + a * a
+    r = np.sqrt(a * a + 1)
+    value = (t * s - e / q + r).sum()
+    grad = (1.5 * (1 - t * t) * s + t * s * (1 - s)
+            + 2 * a * e / q + 2 * a * e / (q * q) + a / r)
+    return value, grad
+
+
+@numba.njit(parallel=True, fastmath=False, cache=True)
+def w1_fused(a, grad):
+    total = 0.0
+    for i in numba.prange(a.shape[0]):
+        x = a[i]
+        t = math.tanh(1.5 * x + 0.3)
+        s = 1 / (1 + math.exp(-x))
+        e = math.exp(-x * x)
+        q = 1 + x * x
+        r = math.sqrt(x * x + 1)
+        total += t * s - e / q + r
+        grad[i] = (1.5 * (1 - t * t) * s + t * s * (1 - s)
+                   + 2 * x * e / q + 2 * x * e / (q * q) + x / r)
+    return total
+
+
+# ---- W1b: cheap chain -------------------------------------------------------------------
+
+def w1b_numgrad(x):
+    y = (ng.where(x > 0, x, 0.1 * x) * x * 1.5 + 0.5 * x * x - 0.3 * x).sum()
+    y.backward()
+    return y.item(), x.grad
+
+
+def w1b_numpy(a):
+    leaky = np.where(a > 0, a, 0.1 * a)
+    value = (leaky * a * 1.5 + 0.5 * a * a - 0.3 * a).sum()
+    grad = np.where(a > 0, 3.0 * a, 0.3 * a) + a - 0.3
+    return value, grad
+
+
+@numba.njit(parallel=True, fastmath=False, cache=True)
+def w1b_fused(a, grad):
+    total = 0.0
+    for i in numba.prange(a.shape[0]):
+        x = a[i]
+        leaky = x if x > 0 else 0.1 * x
+        total += leaky * x * 1.5 + 0.5 * x * x - 0.3 * x
+        grad[i] = (3.0 * x if x > 0 else 0.3 * x) + x - 0.3
+    return total
+
+
+class _Chain:
+    params = SIZES
+    param_names = ["n"]
+    timeout = 300
+
+    def setup(self, n):
+        self.a = np.random.default_rng(0).uniform(-2, 2, n)
+        self.x = ng.tensor(self.a, requires_grad=True)
+        self.grad = np.empty(n)
+        self.time_numgrad(n)  # compile, or load from the disk cache
+        self.time_fused_numba(n)
+
+    def time_numgrad(self, n):
+        self.x.grad = None
+        self.numgrad(self.x)
+
+    def time_numpy(self, n):
+        self.numpy(self.a)
+
+    def time_fused_numba(self, n):
+        self.fused(self.a, self.grad)
+
+    def track_kernels(self, n):
+        with ng.engine.record() as rec:
+            self.time_numgrad(n)
+        return rec.kernels_launched
+
+    track_kernels.unit = "kernels"
+
+    def track_peak_memory_over_input(self, n):
+        """Peak bytes allocated during value + gradient, over the input's bytes."""
+        self.x.grad = None
+        tracemalloc.start()
+        self.numgrad(self.x)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak / self.a.nbytes
+
+    track_peak_memory_over_input.unit = "x input"
+
+    def track_peak_memory_over_input_numpy(self, n):
+        tracemalloc.start()
+        self.numpy(self.a)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak / self.a.nbytes
+
+    track_peak_memory_over_input_numpy.unit = "x input"
+
+
+class W1(_Chain):
+    numgrad = staticmethod(w1_numgrad)
+    numpy = staticmethod(w1_numpy)
+    fused = staticmethod(w1_fused)
+
+
+class W1b(_Chain):
+    numgrad = staticmethod(w1b_numgrad)
+    numpy = staticmethod(w1b_numpy)
+    fused = staticmethod(w1b_fused)
+
+
+class PeakMemory:
+    """Process peak memory at N = 1e7 (the input is 80 MB)."""
+
+    timeout = 300
+
+    def setup(self):
+        self.a = np.random.default_rng(0).uniform(-2, 2, 10**7)
+        w1_numgrad(ng.tensor(self.a, requires_grad=True))
+        w1b_numgrad(ng.tensor(self.a, requires_grad=True))
+
+    def peakmem_w1(self):
+        w1_numgrad(ng.tensor(self.a, requires_grad=True))
+
+    def peakmem_w1b(self):
+        w1b_numgrad(ng.tensor(self.a, requires_grad=True))
+
+
+STARTUP = """
+import numpy as np, numgrad as ng
+x = ng.tensor(np.linspace(-2, 2, 1000), requires_grad=True)
+y = ((1.5 * x + 0.3).tanh() * x.sigmoid() - (-x * x).exp() / (1 + x * x)
+     + (x * x + 1).sqrt()).sum()
+y.backward()
+x.grad.numpy()
+"""
+
+
+class Startup:
+    """W1 in a new process: with an empty kernel cache, and with a filled one."""
+
+    timeout = 300
+    number = 1
+    repeat = 3
+
+    def setup(self):
+        self.cache = tempfile.mkdtemp(prefix="numgrad-bench-")
+        self._run(self.cache)  # fills the cache for time_warm_start
+
+    def _run(self, cache):
+        env = dict(os.environ, NUMGRAD_CACHE_DIR=cache)
+        subprocess.run([sys.executable, "-c", textwrap.dedent(STARTUP)], env=env, check=True)
+
+    def time_cold_compile(self):
+        self._run(tempfile.mkdtemp(prefix="numgrad-cold-"))
+
+    def time_warm_start(self):
+        self._run(self.cache)
