@@ -41,7 +41,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     touched = []
     run_backward(tensors, grad_tensors, inputs, accumulate=True, retain_graph=retain_graph,
                  create_graph=create_graph, touched=touched)
-    engine.realize(*(t._grad._buf for t in touched if t._grad is not None))
+    # The outputs are computed with the gradients: often the same pass over the data.
+    outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
+    engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
+                   *(t._buf for t in outputs))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -67,5 +70,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                          retain_graph=retain_graph, create_graph=create_graph,
                          allow_unused=allow_unused, materialize_grads=materialize_grads,
                          is_grads_batched=is_grads_batched)
-    engine.realize(*(g._buf for g in grads if g is not None))
+    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    engine.realize(*(g._buf for g in grads if g is not None), *(t._buf for t in outs))
     return grads

@@ -31,14 +31,21 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
     `strides` gives each input's strides in bytes, as an array of its region shape
     (`Kernel.region_shape`); a None entry (an input not computed yet, for
     `explain`) is taken as contiguous. The loop nest puts the reduced axes last;
-    operands that do not vary along a loop dimension (the output and epilogue
-    inputs along reduced ones) have stride 0 there.
+    operands that do not vary along a loop dimension (the reduction's output and
+    epilogue inputs along reduced ones) have stride 0 there. Operands are the
+    outputs (`Kernel.outputs`, all new contiguous arrays) then the inputs.
     """
-    out, loop, reduced = kernel.out, kernel.loop_shape, kernel.reduced_axes
+    loop, reduced = kernel.loop_shape, kernel.reduced_axes
     kept = [d for d in range(len(loop)) if d not in reduced]
     order = kept + list(reduced)
     padding = (0,) * len(reduced)
-    operand_strides = [_contiguous(kernel.kept_shape, out.dtype.itemsize) + padding]
+    operand_strides = []
+    if kernel.reduce:
+        operand_strides.append(_contiguous(kernel.kept_shape, kernel.out.dtype.itemsize)
+                               + padding)
+    for buf, _ in kernel.stores:
+        full = _contiguous(loop, buf.dtype.itemsize)
+        operand_strides.append(tuple(full[d] for d in order))
     for i, (buf, s) in enumerate(zip(kernel.inputs, strides)):
         if s is None:
             s = _contiguous(kernel.region_shape(i), buf.dtype.itemsize)
@@ -49,6 +56,8 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
     program = Program(
         code=tuple(kernel.code),
         dtypes=tuple(kernel.dtypes),
+        stores=tuple(pos for _, pos in kernel.stores),
+        folded=kernel.folded,
         in_dtypes=tuple(_DTYPE_NAMES[b.dtype] for b in kernel.inputs),
         arg_dtypes=tuple(type(a).__name__ for a in kernel.args),
         reduce=kernel.reduce.op.name if kernel.reduce else None,
@@ -80,36 +89,41 @@ def _contiguous(shape, itemsize) -> tuple[int, ...]:
 
 
 def _run_kernel(kernel: Kernel) -> None:
-    out = kernel.out
-    backend = out.device.backend
+    outputs = kernel.outputs
+    backend = outputs[0].device.backend
     arrays = [_region_view(kernel, i, backend) for i in range(len(kernel.inputs))]
-    result = backend.empty(out.shape, out.dtype)
-    counters.count(bytes_allocated=out.dtype.itemsize * math.prod(out.shape))
-    if math.prod(out.shape):
+    results = [backend.empty(buf.shape, buf.dtype) for buf in outputs]
+    counters.count(bytes_allocated=sum(b.dtype.itemsize * math.prod(b.shape) for b in outputs))
+    if any(math.prod(buf.shape) for buf in outputs):
         program, shape, strides = plan(kernel, [backend.strides(a) for a in arrays])
-        kept = program.kept_rank
-        target = backend.as_strided(result, shape[:kept], strides[0][:kept], writeable=True)
-        views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[1:])]
+        n_out, kept = len(outputs), program.kept_rank
+        targets = [backend.as_strided(a, shape, s, writeable=True)
+                   for a, s in zip(results, strides[:n_out])]
+        if kernel.reduce:
+            targets[0] = backend.as_strided(results[0], shape[:kept], strides[0][:kept],
+                                            writeable=True)
+        views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[n_out:])]
         views += [t.realized for t in kernel.tables]
         # Parallel kernels compile several times slower: only large launches use them.
         parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD
         fn = cache.lookup((program, parallel, backend.name), lambda: render(program, parallel))
-        _launch(backend, fn, target, shape, views, kernel.args)
-    out.set_realized(result)
+        _launch(backend, fn, targets, shape, views, kernel.args)
+    for buf, array in zip(outputs, results):
+        buf.set_realized(array)
 
 
-def _launch(backend, fn, out, shape, inputs, args) -> None:
+def _launch(backend, fn, outs, shape, inputs, args) -> None:
     compiled_before = len(fn.overloads)
     disk_before = sum(fn.stats.cache_hits.values())
     try:
-        backend.launch(fn, out, shape, inputs, args)
+        backend.launch(fn, outs, shape, inputs, args)
     except Exception:
         if len(fn.overloads) > compiled_before:
             raise
         # Numba could not load its cached machine code (a damaged file): drop it
         # and compile again. A kernel that compiled never raises here.
         cache.forget_compiled(fn)
-        backend.launch(fn, out, shape, inputs, args)
+        backend.launch(fn, outs, shape, inputs, args)
     if len(fn.overloads) == compiled_before:
         counters.count(kernels_launched=1, cache_hits=1)
     elif sum(fn.stats.cache_hits.values()) > disk_before:

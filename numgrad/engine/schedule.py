@@ -37,16 +37,20 @@ INLINE = object()  # root_of marker: computed inside every kernel that uses it
 class Kernel:
     """A generated kernel: straight-line code over array `inputs` and scalar `args`.
 
-    Without a reduction, `code` computes `out` at each index. With one, `code` runs
-    inside the reduced loops and is folded into an accumulator by `reduce`; then
-    `epilogue` runs once per output element, with ``("acc",)`` for the reduced value.
-    Inputs read by the epilogue (`in_epilogue`) span the kept dimensions only.
-    Each input is read through `views`, the movement nodes between it and the
-    kernel (outermost first); `tables` are arrays read whole by gathers.
+    `code` runs at every point of the loop nest and `stores` says which of its
+    values are written to which outputs of the loop's full shape. With a reduction,
+    the value at position `folded` is also folded into an accumulator by `reduce`
+    over the reduced (innermost) dimensions; then `epilogue` runs once per output
+    element, with ``("acc",)`` for the reduced value, and writes `out`. Inputs read
+    by the epilogue (`in_epilogue`) span the kept dimensions only. Each input is read
+    through `views`, the movement nodes between it and the kernel (outermost first);
+    `tables` are arrays read whole by gathers.
     """
 
     out: LazyBuffer
     reduce: LazyBuffer | None = None
+    folded: int = -1
+    stores: list[tuple[LazyBuffer, int]] = field(default_factory=list)
     code: list[tuple] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     epilogue: list[tuple] = field(default_factory=list)
@@ -73,6 +77,73 @@ class Kernel:
     def region_shape(self, i: int) -> tuple[int, ...]:
         """The shape input `i` is read at: the kept dimensions (epilogue) or the loop's."""
         return self.kept_shape if self.in_epilogue[i] else self.loop_shape
+
+    @property
+    def outputs(self) -> list[LazyBuffer]:
+        """The reduction's output (if any), then the full-shape outputs."""
+        return ([self.out] if self.reduce else []) + [buf for buf, _ in self.stores]
+
+    def absorb(self, other: Kernel) -> None:
+        """Compute `other` (over this kernel's loop nest) here too.
+
+        Its code joins this kernel's loop body, and its reduction (this kernel has
+        none then) joins with its epilogue. Inputs, tables and subexpressions the
+        two share are read and computed once, and `other`'s reads of this kernel's
+        outputs become the values themselves.
+        """
+        emitted = {(ins, dtype): pos for pos, (ins, dtype) in
+                   reversed(list(enumerate(zip(self.code, self.dtypes))))}
+        stored = {id(buf): pos for buf, pos in self.stores}
+        body = self._remap(other, other.code, other.dtypes, self.code, self.dtypes,
+                           emitted, stored, epilogue=False)
+        self.stores += [(buf, body[p]) for buf, p in other.stores]
+        if other.reduce:
+            self.out, self.reduce, self.folded = other.out, other.reduce, body[other.folded]
+            self.epilogue, self.epilogue_dtypes = [], []
+            self._remap(other, other.epilogue, other.epilogue_dtypes, self.epilogue,
+                        self.epilogue_dtypes, {}, {}, epilogue=True)
+
+    def _remap(self, other, code, dtypes, into, into_dtypes, emitted, stored, epilogue):
+        """Append `other`'s `code` to `into`, renumbered for this kernel."""
+        inputs = {(id(b), tuple(map(id, v)), late): i for i, (b, v, late) in
+                  enumerate(zip(self.inputs, self.views, self.in_epilogue))}
+        moved: dict[int, int] = {}
+        for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
+            name, *operands = ins
+            if name == "in":
+                buf, views = other.inputs[operands[0]], other.views[operands[0]]
+                if not views and id(buf) in stored:
+                    moved[pos] = stored[id(buf)]
+                    continue
+                key = (id(buf), tuple(map(id, views)), epilogue)
+                if key not in inputs:
+                    inputs[key] = len(self.inputs)
+                    self.inputs.append(buf)
+                    self.views.append(views)
+                    self.in_epilogue.append(epilogue)
+                ins = ("in", inputs[key])
+            elif name == "arg":
+                self.args.append(other.args[operands[0]])
+                ins = ("arg", len(self.args) - 1)
+            elif name == "gather":
+                table = other.tables[operands[0]]
+                if table not in self.tables:
+                    self.tables.append(table)
+                ins = ("gather", self.tables.index(table), *(moved[p] for p in operands[1:]))
+            elif name != "acc":
+                ins = (name, *(moved[p] for p in operands))
+            if (ins, dtype) not in emitted or name == "arg":
+                emitted[(ins, dtype)] = len(into)
+                into.append(ins)
+                into_dtypes.append(dtype)
+            moved[pos] = emitted[(ins, dtype)]
+        return moved
+
+    def reads_plainly(self, buf: LazyBuffer) -> bool:
+        """Whether every read of `buf` here is at the loop's own index (in the body)."""
+        return all(not v and not late for b, v, late in
+                   zip(self.inputs, self.views, self.in_epilogue) if b is buf) and \
+            buf not in self.tables
 
 
 @dataclass(eq=False)
@@ -153,13 +224,53 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
             root_of[id(buf)] = decision
         if buf.op.kind == REDUCE:
             has_reduce.add(id(root_of[id(buf)]))
+    # A requested value that is cheap is also recomputed where it is used, rather
+    # than read back: its kernel and its consumers' can then run as one.
+    cheap_roots = {id(b) for b in order if root_of[id(b)] is b and b.op.kind in ELEMENTWISE
+                   and weight[id(b)] <= RECOMPUTE_LIMIT}
     items: list[Kernel | BackendOp] = []
     for buf in order:
         if root_of[id(buf)] is buf:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
-            items.append(_kernel(buf, root_of) if kernel else BackendOp(buf))
-    return items
+            items.append(_kernel(buf, root_of, cheap_roots) if kernel else BackendOp(buf))
+    return _merge_siblings(items) if FUSION else items
+
+
+def _merge_siblings(items: list[Kernel | BackendOp]) -> list[Kernel | BackendOp]:
+    """Let kernels over the same loop nest run as one, with several outputs.
+
+    A loss and its gradient, or a parameter and its optimizer state, then take one
+    pass over their common inputs. A kernel joins the earliest kernel (of the same
+    loop nest, at most one reduction between them) that runs after everything it
+    reads, or that computes what it reads at the same index.
+    """
+    merged: list[Kernel | BackendOp] = []
+    made_by: dict[int, int] = {}  # buffer -> index in `merged` of what computes it
+
+    def can_host(h: int, item: Kernel, reads) -> bool:
+        k = merged[h]
+        if not isinstance(k, Kernel) or k.loop_shape != item.loop_shape or \
+                (k.reduce and item.reduce):
+            return False
+        stored = {id(buf) for buf, _ in k.stores}
+        return all(made_by.get(id(b), -1) < h or made_by[id(b)] == h and id(b) in stored
+                   and item.reads_plainly(b) for b in reads)
+
+    for item in items:
+        if isinstance(item, Kernel):
+            reads, outputs = [*item.inputs, *item.tables], item.outputs
+            host = next((h for h in range(len(merged)) if can_host(h, item, reads)), None)
+        else:
+            reads, outputs, host = list(item.out.srcs), [item.out], None
+        if host is None:
+            merged.append(item)
+            host = len(merged) - 1
+        else:
+            merged[host].absorb(item)
+        for buf in outputs:
+            made_by[id(buf)] = host
+    return merged
 
 
 def _place(buf, users, wanted, root_of, has_reduce, weight):
@@ -191,7 +302,7 @@ def _place(buf, users, wanted, root_of, has_reduce, weight):
     return f"consumed by {len(groups)} kernels"
 
 
-def _kernel(root: LazyBuffer, root_of) -> Kernel:
+def _kernel(root: LazyBuffer, root_of, cheap_roots: set[int]) -> Kernel:
     """Gather `root`'s group into straight-line code, sources first."""
     kernel = Kernel(root)
     if root.op.kind == REDUCE:
@@ -199,18 +310,21 @@ def _kernel(root: LazyBuffer, root_of) -> Kernel:
         kernel.epilogue.append(("acc",))
         kernel.epilogue_dtypes.append(_DTYPE_NAMES[root.dtype])
     else:
-        _gather(kernel, root, root_of, root)
-    if kernel.reduce is not None:
-        if kernel.reduce is not root:  # what was gathered so far runs after the loop
-            kernel.epilogue, kernel.epilogue_dtypes = kernel.code, kernel.dtypes
-            kernel.code, kernel.dtypes = [], []
-            kernel.in_epilogue = [True] * len(kernel.inputs)
-        _gather(kernel, kernel.reduce.srcs[0], root_of, root)
+        position = _gather(kernel, root, root_of, root, cheap_roots)
+    if kernel.reduce is None:
+        kernel.stores.append((root, position))
+        return kernel
+    if kernel.reduce is not root:  # what was gathered so far runs after the loop
+        kernel.epilogue, kernel.epilogue_dtypes = kernel.code, kernel.dtypes
+        kernel.code, kernel.dtypes = [], []
+        kernel.in_epilogue = [True] * len(kernel.inputs)
+    kernel.folded = _gather(kernel, kernel.reduce.srcs[0], root_of, root, cheap_roots)
     return kernel
 
 
-def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer) -> None:
-    """Emit the code computing `start` within `root`'s kernel, sources first.
+def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
+            cheap_roots: set[int]) -> int:
+    """Emit the code computing `start` within `root`'s kernel; return its position.
 
     Below a fused movement node the values are read through it: each stack entry
     carries the chain of movements above it, and so does each input.
@@ -240,7 +354,8 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer) -> Non
         if key in position:
             continue
         place = None if buf.is_realized else root_of[id(buf)]
-        here = place is root or place is INLINE
+        here = place is root or place is INLINE or \
+            place is not None and FUSION and id(place) in cheap_roots
         if buf.is_const and not buf.is_realized:
             kernel.args.append(buf.arg)
             emit(key, buf.dtype, ("arg", len(kernel.args) - 1))
@@ -273,6 +388,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer) -> Non
         else:
             name = "cast" if buf.op.kind == CAST else buf.op.name
             emit(key, buf.dtype, (name, *(position[(id(s), key[1])] for s in buf.srcs)))
+    return position[(id(start), ())]
 
 
 def _index_array(index, n: int, shape, device) -> LazyBuffer:

@@ -26,18 +26,22 @@ Instruction = tuple
 class Program:
     """The structure of one kernel; hashable, so it is (most of) the cache key.
 
-    `code` runs at every point of the loop nest. With a `reduce`, its last value is
-    folded into an accumulator over the reduced (innermost) dimensions, and
-    `epilogue` then computes the output from ``("acc",)``; inputs flagged in
-    `in_epilogue` are read there, at the output's index. Tables are arrays read
-    whole, at computed indices (``("gather", table, *index values)``).
+    `code` runs at every point of the loop nest and writes the values at positions
+    `stores` to outputs ``out0, out1, ...`` of the loop's shape. With a `reduce`,
+    the value at `folded` is folded into an accumulator over the reduced
+    (innermost) dimensions, and `epilogue` then computes output ``red`` from
+    ``("acc",)``; inputs flagged in `in_epilogue` are read there, at its index.
+    Tables are arrays read whole, at computed indices (``("gather", table, *index
+    values)``).
     """
 
     code: tuple[Instruction, ...]
     dtypes: tuple[str, ...]
+    stores: tuple[int, ...]
     in_dtypes: tuple[str, ...]
     arg_dtypes: tuple[str, ...]
     reduce: str | None = None  # name of a reduce primitive, or None
+    folded: int = -1  # the position of the value the reduction folds
     epilogue: tuple[Instruction, ...] = ()
     epilogue_dtypes: tuple[str, ...] = ()
     in_epilogue: tuple[bool, ...] = ()
@@ -49,7 +53,7 @@ class Program:
     @property
     def acc_dtype(self) -> str:
         # float32 sums and products accumulate in float64, for accuracy.
-        reduced = self.dtypes[-1]
+        reduced = self.dtypes[self.folded]
         if self.reduce in ("sum", "prod") and reduced == "float32":
             return "float64"
         return reduced
@@ -95,8 +99,9 @@ def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
 def render(program: Program, parallel: bool = False, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
-    The kernel's signature is ``name(out, shape, threads, in0, ..., tab0, ...,
-    arg0, ...)``: `shape` is the loop nest (kept dimensions, then reduced ones) and
+    The kernel's signature is ``name([red,] out0, ..., shape, threads, in0, ...,
+    tab0, ..., arg0, ...)``: `shape` is the loop nest (kept dimensions, then reduced
+    ones) and
     every input is a view spanning it (stride 0 where it does not vary). A
     `parallel` kernel spreads its outer loop over `threads` (an argument, because a
     kernel that asks Numba for it cannot be cached); a reduction with few outputs
@@ -112,7 +117,7 @@ def render(program: Program, parallel: bool = False, name: str = "kernel") -> st
         "",
         "",
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
-        f"def {name}({', '.join(['out', 'shape', 'threads', *ins, *args])}):",
+        f"def {name}({', '.join([*_outputs(program), 'shape', 'threads', *ins, *args])}):",
     ]
     emit = _Emitter(program, lines)
     if not program.reduce:
@@ -124,6 +129,10 @@ def render(program: Program, parallel: bool = False, name: str = "kernel") -> st
     return "\n".join(lines) + "\n"
 
 
+def _outputs(program: Program) -> list[str]:
+    return (["red"] if program.reduce else []) + [f"out{n}" for n in range(len(program.stores))]
+
+
 class _Emitter:
     """Writes the loop nests of one kernel into `lines`."""
 
@@ -132,7 +141,7 @@ class _Emitter:
         k, r = program.kept_rank, program.reduced_rank
         self.k, self.r = k, r
         self.full_index = ", ".join(f"i{d}" for d in range(k + r))
-        self.out_index = ", ".join(f"i{d}" for d in range(k))
+        self.kept_index = ", ".join(f"i{d}" for d in range(k))
         if program.reduce:
             self.acc = _scalar_type(program.acc_dtype)
             self.identity = f"{self.acc}({_identity(program.reduce, program.acc_dtype)})"
@@ -146,12 +155,17 @@ class _Emitter:
             self.line(depth, f"{prefix}{pos} = {_expression(ins, dtype, index, prefix)}")
         return f"{prefix}{len(code) - 1}"
 
+    def body(self, depth: int) -> None:
+        """The code at one point of the loop nest, storing its full-shape outputs."""
+        self.code(depth, self.p.code, self.p.dtypes, self.full_index, "v")
+        for n, pos in enumerate(self.p.stores):
+            self.line(depth, f"out{n}[{self.full_index}] = v{pos}")
+
     def elementwise(self, parallel: bool) -> None:
         for d in range(self.k):
             loop = "numba.prange" if parallel and d == 0 else "range"
             self.line(d, f"for i{d} in {loop}(shape[{d}]):")
-        value = self.code(self.k, self.p.code, self.p.dtypes, self.full_index, "v")
-        self.line(self.k, f"out[{self.out_index}] = {value}")
+        self.body(self.k)
 
     def fold(self, depth: int, first: str) -> None:
         """Reduced loops (the first over `first`) folding the code into ``acc``."""
@@ -159,8 +173,8 @@ class _Emitter:
         for d in range(self.k, self.k + self.r):
             loop = first if d == self.k else f"range(shape[{d}])"
             self.line(depth + d - self.k, f"for i{d} in {loop}:")
-        value = self.code(depth + self.r, self.p.code, self.p.dtypes, self.full_index, "v")
-        self.fold_in(depth + self.r, value)
+        self.body(depth + self.r)
+        self.fold_in(depth + self.r, f"v{self.p.folded}")
 
     def fold_in(self, depth: int, value: str) -> None:
         self.line(depth, f"acc = {self.acc}({_substitute(self.combine, {'v': value})})")
@@ -170,7 +184,7 @@ class _Emitter:
         # along the reduced dimensions, where their stride is 0.
         index = ", ".join([f"i{d}" for d in range(self.k)] + ["0"] * self.r)
         value = self.code(depth, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
-        self.line(depth, f"out[{self.out_index}] = {value}")
+        self.line(depth, f"red[{self.kept_index}] = {value}")
 
     def serial_reduction(self) -> None:
         for d in range(self.k):

@@ -49,8 +49,8 @@ def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np
     return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
 
 
-def launch(kernel, out, shape, inputs, args) -> None:
-    kernel(out, shape, numba.get_num_threads(), *inputs, *args)
+def launch(kernel, outs, shape, inputs, args) -> None:
+    kernel(*outs, shape, numba.get_num_threads(), *inputs, *args)
 
 
 # ---- movement and hand-written kernels, by primitive name ------------------------

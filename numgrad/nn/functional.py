@@ -8,6 +8,8 @@ overflow.
 
 from __future__ import annotations
 
+import math
+
 from numgrad.tensor import Tensor, arange
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "softmax"]
@@ -105,18 +107,23 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
                 f"{labels.min()} to {labels.max()}")
         classes = arange(n_classes, device=logits.device).reshape(
             (n_classes,) + (1,) * (logits.ndim - axis - 1))
-        loss = -log_p.where(target.expand_dims(axis) == classes, 0).sum(axis)
+        picked = log_p.where(target.expand_dims(axis) == classes, 0)
     elif target.dtype.kind == "f":
         if target.shape != logits.shape:
             raise ValueError(
                 f"probability targets must have the shape of the logits, {logits.shape}, "
                 f"got {target.shape}")
-        loss = -(target * log_p).sum(axis)
+        picked = target * log_p
     else:
         raise TypeError(
             f"target must hold integer class indices or floating probabilities, not "
             f"{target.dtype}")
-    return _reduce(loss, reduction)
+    if reduction == "none":
+        return -picked.sum(axis)
+    # One reduction over everything (not per sample, then over samples): one kernel.
+    total = -picked.sum()
+    samples = math.prod(logits.shape[:axis] + logits.shape[axis + 1:])
+    return total / samples if reduction == "mean" else total
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
