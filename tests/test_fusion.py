@@ -155,6 +155,7 @@ def test_debug_fusion_logs_why_a_group_was_cut(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "cut at" in result.stderr and "matmul" in result.stderr
+    assert "kernels_launched=" in result.stderr  # every level logs each realization
 
 
 @pytest.mark.parametrize("fusion", ["0", "1"])

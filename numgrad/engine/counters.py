@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 log = logging.getLogger("numgrad")
+#: ``NUMGRAD_DEBUG=1`` logs each realization's counts and each compile;
+#: ``NUMGRAD_DEBUG=fusion`` also logs why the scheduler cut each fusion group.
 DEBUG = os.environ.get("NUMGRAD_DEBUG", "")
 if DEBUG and not log.handlers:
     logging.basicConfig(format="numgrad: %(message)s")

@@ -18,11 +18,14 @@ def realize(*bufs: LazyBuffer) -> None:
     pending = [b for b in bufs if not b.is_realized]
     if not pending:
         return
-    for item in schedule(pending):
-        if isinstance(item, Kernel):
-            _run_kernel(item)
-        else:
-            _run_backend_op(item)
+    with counters.record() as rec:
+        for item in schedule(pending):
+            if isinstance(item, Kernel):
+                _run_kernel(item)
+            else:
+                _run_backend_op(item)
+    if counters.DEBUG:
+        counters.log.debug("realized %d buffers: %s", len(pending), rec)
 
 
 def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
