@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 import numgrad as ng
+from numgrad.engine import counters
 from numgrad.kernels import cache
 
 # ---- info ---------------------------------------------------------------------------
@@ -122,6 +123,18 @@ def cache_command(action: str) -> None:
               f"{entry['path']}")
 
 
+class _Counted:
+    """The engine's counts within a block, as differences of the process totals."""
+
+    def __enter__(self):
+        self._before = counters.Record(**vars(counters.total))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name, value in vars(counters.total).items():
+            setattr(self, name, value - getattr(self._before, name))
+
+
 # ---- demo ---------------------------------------------------------------------------
 
 
@@ -176,7 +189,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     bar = tqdm(total=n_steps, desc="training", unit="step", disable=not progress,
                file=sys.stdout, dynamic_ncols=True)
     step_times: list[float] = []
-    with ng.engine.record() as rec:
+    with _Counted() as rec:
         for epoch in range(epochs):
             order = rng.permutation(len(x_train))
             for b in range(batches):
@@ -496,7 +509,7 @@ def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
         if note:
             notes.append(f"{name}: {note}")
     results: dict[str, list] = {name: [] for name in ready}
-    with ng.engine.record() as rec:
+    with _Counted() as rec:
         for w in range(len(workloads)):
             names = list(ready)
             try:

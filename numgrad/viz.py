@@ -99,12 +99,16 @@ def _schedule(tensor) -> list[str]:
             fused = f"{len(ops)} fused op{'s' * (len(ops) != 1)}"
             title = f"kernel {n}: {reduce.name} of {fused}" if reduce else f"kernel {n}: {fused}"
             body = ", ".join(ops[:8]) + (", ..." if len(ops) > 8 else "")
-            label = f"{title}\n{body}\n-> {_shape(out.shape)} {out.dtype}"
+            outputs = list(getattr(item, "outputs", None) or [out])
+            results = ", ".join(f"{_shape(o.shape)} {o.dtype}" for o in outputs[:3])
+            results += f" and {len(outputs) - 3} more" if len(outputs) > 3 else ""
+            label = f"{title}\n{body}\n-> {results}"
             sources = list(item.inputs) + list(getattr(item, "tables", []))
             color = "#fff3cd"
         else:
             label = f"{n}: {out.op.name} (backend)\n-> {_shape(out.shape)} {out.dtype}"
             sources = list(out.srcs)
+            outputs = [out]
             color = "#e2e3e5"
         lines.append(f'  {name} [label={_quote(label)}, shape=box, style=filled, '
                      f'fillcolor="{color}"];')
@@ -119,7 +123,8 @@ def _schedule(tensor) -> list[str]:
                              f'{_quote(f"{what} {_shape(src.shape)} {src.dtype}")}, '
                              f'shape=ellipse];')
             lines.append(f"  {inputs[id(src)]} -> {name};")
-        producer[id(out)] = name
+        for o in outputs:
+            producer[id(o)] = name
     if id(tensor._buf) in producer:
         lines.append('  output [label="output", shape=ellipse, style=filled, '
                      'fillcolor="#dddddd"];')
