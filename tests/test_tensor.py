@@ -602,3 +602,11 @@ def test_inplace_on_non_leaf_keeps_saved_value():
     # d/da sum((a*1)^2) = 2a, computed from the saved (old) b
     np.testing.assert_array_equal(a.grad.numpy(), [2.0, 4.0], strict=False)
     np.testing.assert_array_equal(c.numpy(), [1.0, 4.0], strict=False)
+
+
+def test_cuda_is_not_available_and_asking_for_it_says_so():
+    assert ng.cuda.is_available() is False
+    with pytest.raises(RuntimeError, match="cuda"):
+        ng.tensor([1.0], device="cuda")
+    with pytest.raises(ValueError, match="'tpu'"):
+        ng.tensor([1.0], device="tpu")
