@@ -26,8 +26,10 @@ BINARY = {
     "add": (lambda a, b: a + b, lambda a, b: a + b),
     "sub": (lambda a, b: a - b, lambda a, b: a - b),
     "mul": (lambda a, b: a * b, lambda a, b: a * b),
+    # autograd's own `where` cannot broadcast a 0-d operand's gradient; a mask of
+    # the same values gives the same derivative (ties have probability 0).
     "select": (lambda a, b: ng.where(a > b, a, b * 0.5),
-               lambda a, b: anp.where(a > b, a, b * 0.5)),
+               lambda a, b: (a > b) * a + (a <= b) * (b * 0.5)),
 }
 REDUCE = {
     "sum": (lambda t, ax: t.sum(axis=ax, keepdims=True),

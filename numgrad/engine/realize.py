@@ -56,6 +56,12 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
                                else tuple(s[d] for d in order))
     shape, operand_strides, kept_rank = collapse(
         tuple(loop[d] for d in order), operand_strides, len(kept))
+    # A reduction whose data is contiguous along a kept dimension (a column sum)
+    # runs its reduced loops outermost.
+    n_out = len(kernel.outputs)
+    body = [s for s, late in zip(operand_strides[n_out:], kernel.in_epilogue) if not late]
+    walk = [min((abs(x), d) for d, x in enumerate(s) if x) for s in body if any(s)]
+    outer = bool(kernel.reduce) and bool(walk) and min(walk)[1] < kept_rank
     program = Program(
         code=tuple(kernel.code),
         dtypes=tuple(kernel.dtypes),
@@ -71,6 +77,7 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
         table_ranks=tuple(len(t.shape) for t in kernel.tables),
         kept_rank=kept_rank,
         reduced_rank=len(shape) - kept_rank,
+        reduce_outer=outer,
     )
     return program, shape, operand_strides
 

@@ -279,8 +279,10 @@ def _place(buf, users, wanted, root_of, has_reduce, weight):
         return "requested"
     if not _fusible(buf, weight):
         return "not fusible"
-    blocking = [u for u in users if not _fusible(u, weight) or root_of[id(u)] is u and
-                u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE and gather_key(u) is None]
+    # Consumers that need `buf` as an array: unfusible ones, movements run by the
+    # backend, and gathers (which read their table whole).
+    blocking = [u for u in users if not _fusible(u, weight) or gather_key(u) is not None or
+                root_of[id(u)] is u and u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE]
     if blocking:
         return "consumed by " + ", ".join(sorted({u.op.name for u in blocking}))
     if buf.op.kind == CONST:

@@ -49,6 +49,9 @@ class Program:
     table_ranks: tuple[int, ...] = ()
     kept_rank: int = 1  # loop dimensions that index `out`
     reduced_rank: int = 0  # inner loop dimensions folded into the accumulator
+    #: run the reduced loops outside the kept ones (the data is contiguous along a
+    #: kept dimension, as in a column sum), accumulating into an array
+    reduce_outer: bool = False
 
     @property
     def acc_dtype(self) -> str:
@@ -122,6 +125,8 @@ def render(program: Program, parallel: bool = False, name: str = "kernel") -> st
     emit = _Emitter(program, lines)
     if not program.reduce:
         emit.elementwise(parallel)
+    elif program.reduce_outer:
+        emit.outer_reduction(parallel)
     elif parallel:
         emit.parallel_reduction()
     else:
@@ -191,6 +196,30 @@ class _Emitter:
             self.line(d, f"for i{d} in range(shape[{d}]):")
         self.fold(self.k, f"range(shape[{self.k}])")
         self.finish(self.k)
+
+    def outer_reduction(self, parallel: bool) -> None:
+        # Accumulators for a block of outputs live in an array; the reduced loops
+        # run outside, so the innermost loop walks the data contiguously. In
+        # parallel, threads take chunks of the first kept dimension.
+        k, kept_shape = self.k, ", ".join(f"shape[{d}]" for d in range(self.k))
+        self.line(0, f"accs = np.full(({kept_shape},), {self.identity}, {self.acc})")
+        self.line(0, f"chunks = max(1, min(shape[0], {'threads' if parallel else '1'}))")
+        self.line(0, f"for c in {'numba.prange' if parallel else 'range'}(chunks):")
+        for d in range(k, k + self.r):
+            self.line(1 + d - k, f"for i{d} in range(shape[{d}]):")
+        depth = 1 + self.r
+        self.line(depth, "for i0 in range(c * shape[0] // chunks, (c + 1) * shape[0] // chunks):")
+        for d in range(1, k):
+            self.line(depth + d, f"for i{d} in range(shape[{d}]):")
+        self.line(depth + k, f"acc = accs[{self.kept_index}]")
+        self.body(depth + k)
+        self.fold_in(depth + k, f"v{self.p.folded}")
+        self.line(depth + k, f"accs[{self.kept_index}] = acc")
+        for d in range(k):
+            loop = "numba.prange" if parallel and d == 0 else "range"
+            self.line(d, f"for i{d} in {loop}(shape[{d}]):")
+        self.line(k, f"acc = accs[{self.kept_index}]")
+        self.finish(k)
 
     def parallel_reduction(self) -> None:
         # Tasks are (first kept index, chunk of the first reduced loop): many rows

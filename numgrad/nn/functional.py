@@ -8,9 +8,9 @@ overflow.
 
 from __future__ import annotations
 
-import math
+import numpy as np
 
-from numgrad.tensor import Tensor, arange
+from numgrad.tensor import Tensor
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "softmax"]
 
@@ -92,7 +92,6 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
     if logits.ndim == 0:
         raise ValueError("cross_entropy needs logits with a class axis, got shape ()")
     axis = 1 if logits.ndim > 1 else 0
-    log_p = log_softmax(logits, axis)
     if target.dtype.kind in "iu":
         n_classes = logits.shape[axis]
         expected = logits.shape[:axis] + logits.shape[axis + 1:]
@@ -105,25 +104,22 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
             raise ValueError(
                 f"class-index targets must lie in [0, {n_classes}), got values from "
                 f"{labels.min()} to {labels.max()}")
-        classes = arange(n_classes, device=logits.device).reshape(
-            (n_classes,) + (1,) * (logits.ndim - axis - 1))
-        picked = log_p.where(target.expand_dims(axis) == classes, 0)
+        # -log p[target] = logsumexp(logits) - logits[target]: the pick is a gather
+        # that kernels do in place, so forward and backward are a few kernels.
+        grid = np.indices(expected, sparse=True)
+        key = (*grid[:axis], labels, *grid[axis:]) if grid else (labels,)
+        loss = logits.logsumexp(axis) - logits[key]
     elif target.dtype.kind == "f":
         if target.shape != logits.shape:
             raise ValueError(
                 f"probability targets must have the shape of the logits, {logits.shape}, "
                 f"got {target.shape}")
-        picked = target * log_p
+        loss = -(target * log_softmax(logits, axis)).sum(axis)
     else:
         raise TypeError(
             f"target must hold integer class indices or floating probabilities, not "
             f"{target.dtype}")
-    if reduction == "none":
-        return -picked.sum(axis)
-    # One reduction over everything (not per sample, then over samples): one kernel.
-    total = -picked.sum()
-    samples = math.prod(logits.shape[:axis] + logits.shape[axis + 1:])
-    return total / samples if reduction == "mean" else total
+    return _reduce(loss, reduction)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
