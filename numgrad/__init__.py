@@ -21,36 +21,27 @@ from numgrad.autograd import (
     no_grad,
     set_grad_enabled,
 )
-from numgrad.device import Device, default_device, get_default_device, set_default_device
-from numgrad.dtypes import bool_, float32, float64, int32, int64
-from numgrad.engine.explain import explain
-from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
-from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from numgrad.tensor import (
-    Tensor,
+from numgrad.creation import (
     arange,
-    concatenate,
-    dot,
-    einsum,
     empty,
     eye,
     from_numpy,
     full,
     full_like,
     linspace,
-    matmul,
     ones,
     ones_like,
-    outer,
-    power,
-    realize,
-    split,
-    stack,
     tensor,
-    where,
     zeros,
     zeros_like,
 )
+from numgrad.device import Device, default_device, get_default_device, set_default_device
+from numgrad.dtypes import bool_, float32, float64, int32, int64
+from numgrad.engine.explain import explain
+from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
+from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from numgrad.linalg import dot, einsum, matmul, outer
+from numgrad.tensor import Tensor, concatenate, power, realize, split, stack, where
 
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from numgrad.autograd import enable_grad, grad
-from numgrad.tensor import Tensor, arange, stack, zeros, zeros_like
+from numgrad.creation import arange, zeros, zeros_like
+from numgrad.tensor import Tensor, stack
 
 Tensors = Tensor | tuple[Tensor, ...]
 #: A Jacobian: one block, a tuple of blocks, or a tuple (per output) of tuples (per input).

@@ -6,8 +6,9 @@ a new primitive or method needs no second definition here.
 
 from __future__ import annotations
 
+from numgrad.creation import tensor
 from numgrad.ops import BINARY, TABLE, UNARY
-from numgrad.tensor import Tensor, _elementwise, tensor
+from numgrad.tensor import Tensor, _elementwise
 
 #: Tensor methods that are also module functions, beyond the unary primitives.
 METHODS = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from numgrad.autograd import grad
-from numgrad.tensor import Tensor, tensor
+from numgrad.creation import tensor
+from numgrad.tensor import Tensor
 
 
 class GradcheckError(RuntimeError):

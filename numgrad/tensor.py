@@ -37,7 +37,7 @@ class Tensor:
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected op
 
     def __init__(self, data, dtype=None, device=None, requires_grad: bool = False):
-        t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        t = creation.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
         self._buf, self._node, self._grad = t._buf, None, None
         if requires_grad:
             self.requires_grad_()
@@ -242,13 +242,13 @@ class Tensor:
 
     def new_tensor(self, data) -> Tensor:
         """A tensor from `data` on this tensor's device (dtype inferred from `data`)."""
-        return tensor(data, device=self.device)
+        return creation.tensor(data, device=self.device)
 
     def zeros_like(self) -> Tensor:
-        return full(self.shape, 0, dtype=self.dtype, device=self.device)
+        return creation.full(self.shape, 0, dtype=self.dtype, device=self.device)
 
     def ones_like(self) -> Tensor:
-        return full(self.shape, 1, dtype=self.dtype, device=self.device)
+        return creation.full(self.shape, 1, dtype=self.dtype, device=self.device)
 
     # ---- elementwise ---------------------------------------------------------------
     def exp(self) -> Tensor: return _elementwise("exp", self)
@@ -325,8 +325,8 @@ class Tensor:
     def __rtruediv__(self, other) -> Tensor: return _elementwise("divide", other, self)
     def __pow__(self, other) -> Tensor: return power(self, other)
     def __rpow__(self, other) -> Tensor: return power(other, self)
-    def __matmul__(self, other) -> Tensor: return matmul(self, other)
-    def __rmatmul__(self, other) -> Tensor: return matmul(other, self)
+    def __matmul__(self, other) -> Tensor: return linalg.matmul(self, other)
+    def __rmatmul__(self, other) -> Tensor: return linalg.matmul(other, self)
     def __and__(self, other) -> Tensor: return _elementwise("logical_and", self, other)
     def __rand__(self, other) -> Tensor: return _elementwise("logical_and", other, self)
     def __or__(self, other) -> Tensor: return _elementwise("logical_or", self, other)
@@ -419,7 +419,7 @@ class Tensor:
             return out.reshape((1,) * self.ndim) if keepdims else out
         axis = normalize_axis(axis, self.ndim)
         n = self.shape[axis]
-        positions = arange(n, device=self.device).reshape(
+        positions = creation.arange(n, device=self.device).reshape(
             tuple(n if d == axis else 1 for d in range(self.ndim)))
         hit = (x == getattr(x, which)(axis, keepdims=True)) | (x != x)
         return where(hit, positions, n).min(axis, keepdims)
@@ -525,7 +525,7 @@ class Tensor:
         return _apply("index_put", (self, value), key, self.shape, self.dtype)
 
     def dot(self, other) -> Tensor:
-        return dot(self, other)
+        return linalg.dot(self, other)
 
 
 class _HookHandle:
@@ -571,8 +571,8 @@ def _as_tensor(value, dtype: np.dtype, device: Device) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, np.generic):
-        return full((), value, dtype=dtype, device=device)
-    return tensor(value, device=device)
+        return creation.full((), value, dtype=dtype, device=device)
+    return creation.tensor(value, device=device)
 
 
 def _operand_dtype(value):
@@ -651,102 +651,6 @@ def index_shape(shape, key) -> tuple[int, ...]:
     return dummy[key].shape
 
 
-# ---- creation ----------------------------------------------------------------------
-
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor holding a copy of `data` (a scalar, nested list, ndarray or Tensor).
-
-    Examples
-    --------
-    >>> import numgrad as ng
-    >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).sum().item()
-    10.0
-    """
-    device = as_device(device)
-    if isinstance(data, Tensor):
-        out = data.detach()
-        out = out.astype(dtype) if dtype is not None else out
-        out = out.to(device)
-        out = Tensor._wrap(out._buf)
-    else:
-        array = np.asarray(data)
-        if array.dtype == object:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
-        array = array.astype(dtypes.as_dtype(array.dtype if dtype is None else dtype),
-                             copy=False)
-        out = Tensor._wrap(LazyBuffer.load(device.backend.from_numpy(array), device))
-    if requires_grad:
-        out.requires_grad_()
-    return out
-
-
-def from_numpy(array: np.ndarray, device=None) -> Tensor:
-    """A tensor with a copy of `array` (numgrad's buffers are immutable, so it cannot share)."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy expects an ndarray, got {type(array).__name__}")
-    return tensor(array, device=device)
-
-
-def _scalar_dtype(value) -> np.dtype:
-    return dtypes.as_dtype(np.asarray(value).dtype)
-
-
-def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of `shape` filled with `fill_value` (dtype inferred as NumPy does)."""
-    shape = _shape_arg((shape,))
-    if any(d < 0 for d in shape):
-        raise ValueError(f"negative dimension in shape {shape}")
-    dtype = _scalar_dtype(fill_value) if dtype is None else dtypes.as_dtype(dtype)
-    out = Tensor._wrap(LazyBuffer.const(fill_value, shape, dtype, as_device(device)))
-    return out.requires_grad_() if requires_grad else out
-
-
-def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros of `shape`, float64 unless `dtype` is given (as NumPy)."""
-    return full(_shape_arg(shape), 0, dtype or dtypes.float64, device, requires_grad)
-
-
-def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones of `shape`, float64 unless `dtype` is given (as NumPy)."""
-    return full(_shape_arg(shape), 1, dtype or dtypes.float64, device, requires_grad)
-
-
-def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Like `zeros` (buffers are never uninitialised in numgrad)."""
-    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def _like(x: Tensor, fill_value, dtype, device, requires_grad) -> Tensor:
-    return full(x.shape, fill_value, x.dtype if dtype is None else dtype,
-                x.device if device is None else device, requires_grad)
-
-
-def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _like(x, 0, dtype, device, requires_grad)
-
-
-def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _like(x, 1, dtype, device, requires_grad)
-
-
-def full_like(x: Tensor, fill_value, dtype=None, device=None,
-              requires_grad: bool = False) -> Tensor:
-    return _like(x, fill_value, dtype, device, requires_grad)
-
-
-def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-    return tensor(np.arange(start, stop, step, dtype=dtype), device=device)
-
-
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
-             device=None) -> Tensor:
-    return tensor(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype), device=device)
-
-
-def eye(n: int, m: int | None = None, k: int = 0, dtype=dtypes.float64, device=None) -> Tensor:
-    return tensor(np.eye(n, m, k, dtype=dtype), device=device)
-
-
 # ---- module-level operations -------------------------------------------------------
 
 def where(condition, x, y) -> Tensor:
@@ -763,51 +667,6 @@ def power(x, y) -> Tensor:
             and dtypes.result_type(x.dtype, y) == x.dtype:
         return x * x  # NumPy's fast path too: the same bits as power(x, 2)
     return _elementwise("power", x, y)
-
-
-def matmul(a, b) -> Tensor:
-    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions."""
-    if not isinstance(a, Tensor):
-        a = tensor(a, device=b.device)
-    if not isinstance(b, Tensor):
-        b = tensor(b, device=a.device)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: both operands need at least one dimension; use * for scalars")
-    dtype = dtypes.result_type(a.dtype, b.dtype)
-    a2 = a._as(dtype).reshape(1, -1) if a.ndim == 1 else a._as(dtype)
-    b2 = b._as(dtype).reshape(-1, 1) if b.ndim == 1 else b._as(dtype)
-    if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(
-            f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
-            f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
-    try:
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} do not "
-            f"broadcast") from None
-    a2 = a2.broadcast_to(batch + a2.shape[-2:]) if a2.shape[:-2] != batch else a2
-    b2 = b2.broadcast_to(batch + b2.shape[-2:]) if b2.shape[:-2] != batch else b2
-    out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)
-    shape = batch + a.shape[-2:-1] + b.shape[-1:] if b.ndim > 1 else batch + a.shape[-2:-1]
-    if a.ndim == 1:
-        shape = batch + b.shape[-1:] if b.ndim > 1 else batch
-    return out.reshape(shape) if out.shape != shape else out
-
-
-def dot(a: Tensor, b: Tensor) -> Tensor:
-    """NumPy's dot: a product for scalars, matmul up to 2-D, a tensor contraction above."""
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    if b.ndim <= 2:
-        return matmul(a, b)
-    k = b.shape[-2]
-    moved = b.transpose((b.ndim - 2, *range(b.ndim - 2), b.ndim - 1)).reshape(k, -1)
-    return matmul(a, moved).reshape(a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
-
-
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    return a.ravel().reshape(-1, 1) * b.ravel().reshape(1, -1)
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -858,59 +717,10 @@ def split(x: Tensor, indices_or_sections, axis: int = 0) -> list[Tensor]:
     return [x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def einsum(subscripts: str, *operands: Tensor) -> Tensor:
-    """Einstein summation with NumPy's notation (no ``...``), as a broadcast product and sum.
-
-    Each operand is aligned to one shared index order, repeated indices take the
-    diagonal, and the product is summed over the indices not in the output. With
-    fusion the product never materialises: it is computed inside the sum's loop.
-    """
-    spec = subscripts.replace(" ", "")
-    if "..." in spec:
-        raise ValueError("einsum: '...' (ellipsis) is not supported; name every index")
-    inputs, _, output = spec.partition("->")
-    terms = inputs.split(",")
-    if len(terms) != len(operands):
-        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(operands)} operands")
-    if "->" not in spec:
-        letters = "".join(terms)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    order = list(dict.fromkeys(output + "".join(terms)))
-    sizes: dict[str, int] = {}
-    aligned = []
-    for term, x in zip(terms, operands):
-        if len(term) != x.ndim:
-            raise ValueError(f"einsum: subscripts '{term}' for an operand of shape {x.shape}")
-        for c, d in zip(term, x.shape):
-            if sizes.setdefault(c, d) != d:
-                raise ValueError(f"einsum: index '{c}' has sizes {sizes[c]} and {d}")
-        x, term = _einsum_diagonals(x, term)
-        present = sorted(term, key=order.index)
-        x = x.transpose(tuple(term.index(c) for c in present))
-        aligned.append(x.reshape(tuple(sizes[c] if c in term else 1 for c in order)))
-    product = aligned[0]
-    for x in aligned[1:]:
-        product = product * x
-    summed = tuple(range(len(output), len(order)))
-    full_shape = tuple(sizes[c] for c in order)
-    product = product if product.shape == full_shape else product.broadcast_to(full_shape)
-    return product.sum(summed) if summed else product
-
-
-def _einsum_diagonals(x: Tensor, term: str) -> tuple[Tensor, str]:
-    """Take the diagonal over every index repeated within one operand's subscripts."""
-    while len(set(term)) < len(term):
-        c = next(c for c in term if term.count(c) > 1)
-        first, second = term.index(c), term.index(c, term.index(c) + 1)
-        rest = [i for i in range(len(term)) if i not in (first, second)]
-        x = x.transpose((first, second, *rest))
-        diag = np.arange(x.shape[0])
-        x = x[diag, diag]
-        term = c + "".join(term[i] for i in rest)
-    return x, term
-
-
 def realize(*tensors: Tensor) -> None:
     """Compute the values of `tensors` now, in one schedule."""
     engine.realize(*(t._buf for t in tensors))
 
+
+# These build Tensors and Tensor methods use them: modules, imported last.
+from numgrad import creation, linalg  # noqa: E402

@@ -1,0 +1,104 @@
+"""Creation functions: tensors from data, constants, ranges and identities."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numgrad import dtypes
+from numgrad.device import as_device
+from numgrad.lazy import LazyBuffer
+from numgrad.tensor import Tensor, _shape_arg
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor holding a copy of `data` (a scalar, nested list, ndarray or Tensor).
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).sum().item()
+    10.0
+    """
+    device = as_device(device)
+    if isinstance(data, Tensor):
+        out = data.detach()
+        out = out.astype(dtype) if dtype is not None else out
+        out = out.to(device)
+        out = Tensor._wrap(out._buf)
+    else:
+        array = np.asarray(data)
+        if array.dtype == object:
+            raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
+        array = array.astype(dtypes.as_dtype(array.dtype if dtype is None else dtype),
+                             copy=False)
+        out = Tensor._wrap(LazyBuffer.load(device.backend.from_numpy(array), device))
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def from_numpy(array: np.ndarray, device=None) -> Tensor:
+    """A tensor with a copy of `array` (numgrad's buffers are immutable, so it cannot share)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects an ndarray, got {type(array).__name__}")
+    return tensor(array, device=device)
+
+
+def _scalar_dtype(value) -> np.dtype:
+    return dtypes.as_dtype(np.asarray(value).dtype)
+
+
+def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (dtype inferred as NumPy does)."""
+    shape = _shape_arg((shape,))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    dtype = _scalar_dtype(fill_value) if dtype is None else dtypes.as_dtype(dtype)
+    out = Tensor._wrap(LazyBuffer.const(fill_value, shape, dtype, as_device(device)))
+    return out.requires_grad_() if requires_grad else out
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of `shape`, float64 unless `dtype` is given (as NumPy)."""
+    return full(_shape_arg(shape), 0, dtype or dtypes.float64, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of `shape`, float64 unless `dtype` is given (as NumPy)."""
+    return full(_shape_arg(shape), 1, dtype or dtypes.float64, device, requires_grad)
+
+
+def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Like `zeros` (buffers are never uninitialised in numgrad)."""
+    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _like(x: Tensor, fill_value, dtype, device, requires_grad) -> Tensor:
+    return full(x.shape, fill_value, x.dtype if dtype is None else dtype,
+                x.device if device is None else device, requires_grad)
+
+
+def zeros_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _like(x, 0, dtype, device, requires_grad)
+
+
+def ones_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _like(x, 1, dtype, device, requires_grad)
+
+
+def full_like(x: Tensor, fill_value, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    return _like(x, fill_value, dtype, device, requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    return tensor(np.arange(start, stop, step, dtype=dtype), device=device)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
+             device=None) -> Tensor:
+    return tensor(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype), device=device)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype=dtypes.float64, device=None) -> Tensor:
+    return tensor(np.eye(n, m, k, dtype=dtype), device=device)
