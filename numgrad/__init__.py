@@ -10,7 +10,7 @@ Examples
 (3,)
 """
 
-from numgrad import autograd, cuda, device, engine, functional, nn, optim
+from numgrad import autograd, cuda, device, engine, functional, nn, optim, viz
 from numgrad.autograd import (
     Function,
     FunctionCtx,

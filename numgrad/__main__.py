@@ -26,7 +26,6 @@ from collections.abc import Callable
 import numpy as np
 
 import numgrad as ng
-from numgrad.engine import counters
 from numgrad.kernels import cache
 
 # ---- info ---------------------------------------------------------------------------
@@ -123,18 +122,6 @@ def cache_command(action: str) -> None:
               f"{entry['path']}")
 
 
-class _Counted:
-    """The engine's counts within a block, as differences of the process totals."""
-
-    def __enter__(self):
-        self._before = counters.Record(**vars(counters.total))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for name, value in vars(counters.total).items():
-            setattr(self, name, value - getattr(self._before, name))
-
-
 # ---- demo ---------------------------------------------------------------------------
 
 
@@ -189,7 +176,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     bar = tqdm(total=n_steps, desc="training", unit="step", disable=not progress,
                file=sys.stdout, dynamic_ncols=True)
     step_times: list[float] = []
-    with _Counted() as rec:
+    with ng.engine.record() as rec:
         for epoch in range(epochs):
             order = rng.permutation(len(x_train))
             for b in range(batches):
@@ -216,7 +203,8 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     print(f"held-out accuracy: {accuracy:.4f} ({int((predicted == y_test).sum())} of "
           f"{len(y_test)})")
     print(f"time per step: {statistics.median(steady) * 1e3:.2f} ms (median after the first "
-          f"epoch; {sum(step_times[:batches]):.2f} s for the first epoch, which compiles)")
+          f"epoch; the first took {sum(step_times[:batches]):.2f} s, compiling or loading the "
+          f"kernels)")
     print(f"kernels: {rec.kernels_compiled} compiled, {rec.disk_hits} loaded from the disk "
           f"cache ({cache.cache_dir()}), {rec.kernels_launched} launched")
     return accuracy
@@ -509,7 +497,7 @@ def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
         if note:
             notes.append(f"{name}: {note}")
     results: dict[str, list] = {name: [] for name in ready}
-    with _Counted() as rec:
+    with ng.engine.record() as rec:
         for w in range(len(workloads)):
             names = list(ready)
             try:

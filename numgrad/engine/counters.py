@@ -49,7 +49,7 @@ def record() -> Iterator[Record]:
     Examples
     --------
     >>> import numgrad as ng
-    >>> x = ng.ones(4)
+    >>> x = ng.tensor([1.0, 2.0, 3.0, 4.0])
     >>> with ng.engine.record() as rec:
     ...     _ = (x * 2 + 1).numpy()
     >>> rec.kernels_launched

@@ -17,7 +17,7 @@ def explain(*tensors) -> str:
     >>> import numgrad as ng
     >>> x = ng.tensor([1.0, 2.0])
     >>> print(ng.explain((x * 2).exp().sum()).splitlines()[0])
-    kernel 0: sum of 3 fused operations -> () float64
+    kernel 0: sum of 2 fused operations -> () float64
     """
     items = schedule([t._buf for t in tensors])
     if not items:
