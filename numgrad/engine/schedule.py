@@ -60,6 +60,16 @@ class Kernel:
     views: list[tuple[LazyBuffer, ...]] = field(default_factory=list)
     tables: list[LazyBuffer] = field(default_factory=list)
     args: list = field(default_factory=list)
+    arg_nodes: list[LazyBuffer] = field(default_factory=list)  # the constant of each arg
+
+    def arg(self, const: LazyBuffer) -> int:
+        """The index of the scalar argument holding constant `const` (added if new)."""
+        for i, node in enumerate(self.arg_nodes):
+            if node is const:
+                return i
+        self.args.append(const.arg)
+        self.arg_nodes.append(const)
+        return len(self.args) - 1
 
     @property
     def loop_shape(self) -> tuple[int, ...]:
@@ -123,8 +133,7 @@ class Kernel:
                     self.in_epilogue.append(epilogue)
                 ins = ("in", inputs[key])
             elif name == "arg":
-                self.args.append(other.args[operands[0]])
-                ins = ("arg", len(self.args) - 1)
+                ins = ("arg", self.arg(other.arg_nodes[operands[0]]))
             elif name == "gather":
                 table = other.tables[operands[0]]
                 if table not in self.tables:
@@ -132,7 +141,7 @@ class Kernel:
                 ins = ("gather", self.tables.index(table), *(moved[p] for p in operands[1:]))
             elif name != "acc":
                 ins = (name, *(moved[p] for p in operands))
-            if (ins, dtype) not in emitted or name == "arg":
+            if (ins, dtype) not in emitted:
                 emitted[(ins, dtype)] = len(into)
                 into.append(ins)
                 into_dtypes.append(dtype)
@@ -336,7 +345,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
 
     def emit(key: tuple, dtype, instruction: tuple) -> int:
         typed = (instruction, _DTYPE_NAMES[dtype])
-        if typed not in emitted or instruction[0] in ("in", "arg"):
+        if typed not in emitted or instruction[0] == "in":
             emitted[typed] = len(kernel.code)
             kernel.code.append(instruction)
             kernel.dtypes.append(typed[1])
@@ -359,8 +368,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
         here = place is root or place is INLINE or \
             place is not None and FUSION and id(place) in cheap_roots
         if buf.is_const and not buf.is_realized:
-            kernel.args.append(buf.arg)
-            emit(key, buf.dtype, ("arg", len(kernel.args) - 1))
+            emit(key, buf.dtype, ("arg", kernel.arg(buf)))
         elif here and buf.op.kind == REDUCE and buf is not start:
             kernel.reduce = buf
             emit(key, buf.dtype, ("acc",))
