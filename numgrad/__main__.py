@@ -27,6 +27,17 @@ import numpy as np
 
 import numgrad as ng
 from numgrad.kernels import cache
+from numgrad.workloads import (
+    ADAM,
+    MLP_SIZES,
+    ROSEN_N,
+    NumpyMLP,
+    mlp_weights,
+    rosenbrock,
+    rosenbrock_hessian_numpy,
+    w1,
+    w1_numpy,
+)
 
 # ---- info ---------------------------------------------------------------------------
 
@@ -212,102 +223,16 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
 
 # ---- bench --------------------------------------------------------------------------
 
-ROSEN_N = 100
-MLP_SIZES = (64, 256, 256, 10)
-ADAM = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
-
-
-def _chain_numpy(a):
-    t = np.tanh(1.5 * a + 0.3)
-    s = 1 / (1 + np.exp(-a))
-    e = np.exp(-a * a)
-    q = 1 + a * a
-    r = np.sqrt(a * a + 1)
-    value = (t * s - e / q + r).sum()
-    grad = (1.5 * (1 - t * t) * s + t * s * (1 - s)
-            + 2 * a * e / q + 2 * a * e / (q * q) + a / r)
-    return value, grad
-
-
-def _chain(x, tanh, sigmoid, exp, sqrt):
-    """The elementwise chain of the asv benchmark W1, written once for every library."""
-    return (tanh(1.5 * x + 0.3) * sigmoid(x) - exp(-x * x) / (1 + x * x)
-            + sqrt(x * x + 1)).sum()
-
-
-def _rosenbrock(x):
-    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
-
-
-def _rosenbrock_hessian_numpy(x):
-    hess = np.diag(-400 * x[:-1], 1) - np.diag(400 * x[:-1], -1)
-    diagonal = np.empty_like(x)
-    diagonal[0] = 1200 * x[0] ** 2 - 400 * x[1] + 2
-    diagonal[-1] = 200
-    diagonal[1:-1] = 202 + 1200 * x[1:-1] ** 2 - 400 * x[2:]
-    return hess + np.diag(diagonal)
-
-
-def _mlp_weights(sizes, seed=1):
-    rng = np.random.default_rng(seed)
-    weights = []
-    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
-        weights.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32))
-        weights.append(np.zeros(n_out, np.float32))
-    return weights
-
-
-class _NumpyMLP:
-    """A hand-written forward, backward and Adam step (float32, in place)."""
-
-    def __init__(self, x, y, sizes):
-        self.x, self.y = x, y
-        self.params = _mlp_weights(sizes)
-        self.m = [np.zeros_like(p) for p in self.params]
-        self.v = [np.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def step(self):
-        x, y, (w1, b1, w2, b2, w3, b3) = self.x, self.y, self.params
-        rows = np.arange(len(y))
-        z1 = x @ w1 + b1
-        h1 = np.maximum(z1, 0)
-        z2 = h1 @ w2 + b2
-        h2 = np.maximum(z2, 0)
-        z3 = h2 @ w3 + b3
-        z3 -= z3.max(axis=1, keepdims=True)
-        e = np.exp(z3)
-        total = e.sum(axis=1, keepdims=True)
-        loss = np.mean(np.log(total[:, 0]) - z3[rows, y])
-        d3 = e / total
-        d3[rows, y] -= 1
-        d3 /= len(y)
-        d2 = (d3 @ w3.T) * (z2 > 0)
-        d1 = (d2 @ w2.T) * (z1 > 0)
-        grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
-        self.t += 1
-        (beta1, beta2), lr, eps = ADAM["betas"], ADAM["lr"], ADAM["eps"]
-        step_size = lr / (1 - beta1 ** self.t)
-        root_correction = math.sqrt(1 - beta2 ** self.t)
-        for p, g, m, v in zip(self.params, grads, self.m, self.v):
-            m *= beta1
-            m += (1 - beta1) * g
-            v *= beta2
-            v += (1 - beta2) * g * g
-            p -= step_size * m / (np.sqrt(v) / root_correction + eps)
-        return loss
-
-
 def _bench_numgrad(a, xs, ys, sizes, r0):
     x = ng.tensor(a, requires_grad=True)
 
     def chain():
-        value = _chain(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
+        value = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
         (grad,) = ng.grad(value, x)
         ng.realize(value, grad)
 
     data, target = ng.tensor(xs), ng.tensor(ys)
-    params = [ng.tensor(w, requires_grad=True) for w in _mlp_weights(sizes)]
+    params = [ng.tensor(w, requires_grad=True) for w in mlp_weights(sizes)]
     optimizer = ng.optim.Adam(params, **ADAM)
 
     def mlp():
@@ -323,14 +248,14 @@ def _bench_numgrad(a, xs, ys, sizes, r0):
     x0 = ng.tensor(r0)
 
     def hessian():
-        ng.functional.hessian(_rosenbrock, x0, vectorize=True).realize()
+        ng.functional.hessian(rosenbrock, x0, vectorize=True).realize()
 
     return chain, mlp, hessian
 
 
 def _bench_numpy(a, xs, ys, sizes, r0):
-    model = _NumpyMLP(xs, ys, sizes)
-    return (lambda: _chain_numpy(a)), model.step, (lambda: _rosenbrock_hessian_numpy(r0))
+    model = NumpyMLP(xs, ys, sizes)
+    return (lambda: w1_numpy(a)), model.step, (lambda: rosenbrock_hessian_numpy(r0))
 
 
 def _bench_torch(a, xs, ys, sizes, r0):
@@ -339,12 +264,12 @@ def _bench_torch(a, xs, ys, sizes, r0):
     x = torch.tensor(a, requires_grad=True)
 
     def chain():
-        value = _chain(x, torch.tanh, torch.sigmoid, torch.exp, torch.sqrt)
+        value = w1(x, torch.tanh, torch.sigmoid, torch.exp, torch.sqrt)
         (grad,) = torch.autograd.grad(value, x)
         return value.item(), grad
 
     data, target = torch.tensor(xs), torch.tensor(ys)
-    params = [torch.tensor(w, requires_grad=True) for w in _mlp_weights(sizes)]
+    params = [torch.tensor(w, requires_grad=True) for w in mlp_weights(sizes)]
     optimizer = torch.optim.Adam(params, **ADAM)
 
     def mlp():
@@ -360,7 +285,7 @@ def _bench_torch(a, xs, ys, sizes, r0):
     x0 = torch.tensor(r0)
 
     def hessian():
-        return torch.autograd.functional.hessian(_rosenbrock, x0, vectorize=True)
+        return torch.autograd.functional.hessian(rosenbrock, x0, vectorize=True)
 
     return chain, mlp, hessian
 
@@ -372,7 +297,7 @@ def _bench_jax(a, xs, ys, sizes, r0):
     jnp = jax.numpy
     x = jnp.asarray(a)
     chain_fn = jax.jit(jax.value_and_grad(
-        lambda t: _chain(t, jnp.tanh, jax.nn.sigmoid, jnp.exp, jnp.sqrt)))
+        lambda t: w1(t, jnp.tanh, jax.nn.sigmoid, jnp.exp, jnp.sqrt)))
 
     def chain():
         return jax.block_until_ready(chain_fn(x))
@@ -399,7 +324,7 @@ def _bench_jax(a, xs, ys, sizes, r0):
                   for p, mi, vi in zip(params, m, v)]
         return params, m, v
 
-    state = {"params": [jnp.asarray(w) for w in _mlp_weights(sizes)], "t": 0}
+    state = {"params": [jnp.asarray(w) for w in mlp_weights(sizes)], "t": 0}
     state["m"] = [jnp.zeros_like(p) for p in state["params"]]
     state["v"] = [jnp.zeros_like(p) for p in state["params"]]
 
@@ -408,7 +333,7 @@ def _bench_jax(a, xs, ys, sizes, r0):
         state["params"], state["m"], state["v"] = jax.block_until_ready(
             step(state["params"], state["m"], state["v"], state["t"]))
 
-    hessian_fn = jax.jit(jax.hessian(_rosenbrock))
+    hessian_fn = jax.jit(jax.hessian(rosenbrock))
     x0 = jnp.asarray(r0)
 
     def hessian():

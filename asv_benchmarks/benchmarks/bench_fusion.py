@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 import numgrad as ng
+from numgrad.workloads import w1, w1_numpy
 
 SIZES = [10**3, 10**5, 10**7]
 
@@ -26,22 +27,9 @@ SIZES = [10**3, 10**5, 10**7]
 # ---- W1: transcendental chain ---------------------------------------------------------
 
 def w1_numgrad(x):
-    y = ((1.5 * x + 0.3).tanh() * x.sigmoid() - (-x * x).exp() / (1 + x * x)
-         + (x * x + 1).sqrt()).sum()
+    y = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
     y.backward()
     return y.item(), x.grad
-
-
-def w1_numpy(a):
-    t = np.tanh(1.5 * a + 0.3)
-    s = 1 / (1 + np.exp(-a))
-    e = np.exp(-a * a)
-    q = 1 + a * a
-    r = np.sqrt(a * a + 1)
-    value = (t * s - e / q + r).sum()
-    grad = (1.5 * (1 - t * t) * s + t * s * (1 - s)
-            + 2 * a * e / q + 2 * a * e / (q * q) + a / r)
-    return value, grad
 
 
 @numba.njit(parallel=True, fastmath=False, cache=True)

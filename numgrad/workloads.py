@@ -1,0 +1,101 @@
+"""Reference workloads shared by ``python -m numgrad bench`` and the asv benchmarks.
+
+Each is written by hand in NumPy (forward and analytic gradient) so that numgrad's
+results can be timed against them in one run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+ROSEN_N = 100
+MLP_SIZES = (64, 256, 256, 10)
+ADAM = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
+
+
+def w1(x, tanh, sigmoid, exp, sqrt):
+    """W1's value, written once for any library's arrays and functions."""
+    return (tanh(1.5 * x + 0.3) * sigmoid(x) - exp(-x * x) / (1 + x * x)
+            + sqrt(x * x + 1)).sum()
+
+
+def w1_numpy(a):
+    """W1's value and analytic gradient:
+    ``sum(tanh(1.5x + 0.3) * sigmoid(x) - exp(-x*x) / (1 + x*x) + sqrt(x*x + 1))``."""
+    t = np.tanh(1.5 * a + 0.3)
+    s = 1 / (1 + np.exp(-a))
+    e = np.exp(-a * a)
+    q = 1 + a * a
+    r = np.sqrt(a * a + 1)
+    value = (t * s - e / q + r).sum()
+    grad = (1.5 * (1 - t * t) * s + t * s * (1 - s)
+            + 2 * a * e / q + 2 * a * e / (q * q) + a / r)
+    return value, grad
+
+
+def rosenbrock(x):
+    """Rosenbrock's function; works on numgrad, NumPy, PyTorch and JAX arrays."""
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+def rosenbrock_hessian_numpy(x):
+    """The analytic Hessian of Rosenbrock's function (tridiagonal)."""
+    hess = np.diag(-400 * x[:-1], 1) - np.diag(400 * x[:-1], -1)
+    diagonal = np.empty_like(x)
+    diagonal[0] = 1200 * x[0] ** 2 - 400 * x[1] + 2
+    diagonal[-1] = 200
+    diagonal[1:-1] = 202 + 1200 * x[1:-1] ** 2 - 400 * x[2:]
+    return hess + np.diag(diagonal)
+
+
+def mlp_weights(sizes=MLP_SIZES, seed=1):
+    """Weights and zero biases of an MLP with layer `sizes`, float32."""
+    rng = np.random.default_rng(seed)
+    weights = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        weights.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32))
+        weights.append(np.zeros(n_out, np.float32))
+    return weights
+
+
+class NumpyMLP:
+    """A hand-written forward, backward and Adam step of a 3-layer MLP (float32)."""
+
+    def __init__(self, x, y, sizes=MLP_SIZES):
+        self.x, self.y = x, y
+        self.params = mlp_weights(sizes)
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def step(self):
+        x, y, (w1, b1, w2, b2, w3, b3) = self.x, self.y, self.params
+        rows = np.arange(len(y))
+        z1 = x @ w1 + b1
+        h1 = np.maximum(z1, 0)
+        z2 = h1 @ w2 + b2
+        h2 = np.maximum(z2, 0)
+        z3 = h2 @ w3 + b3
+        z3 -= z3.max(axis=1, keepdims=True)
+        e = np.exp(z3)
+        total = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(total[:, 0]) - z3[rows, y])
+        d3 = e / total
+        d3[rows, y] -= 1
+        d3 /= len(y)
+        d2 = (d3 @ w3.T) * (z2 > 0)
+        d1 = (d2 @ w2.T) * (z1 > 0)
+        grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
+        self.t += 1
+        (beta1, beta2), lr, eps = ADAM["betas"], ADAM["lr"], ADAM["eps"]
+        step_size = lr / (1 - beta1 ** self.t)
+        root_correction = math.sqrt(1 - beta2 ** self.t)
+        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+            m *= beta1
+            m += (1 - beta1) * g
+            v *= beta2
+            v += (1 - beta2) * g * g
+            p -= step_size * m / (np.sqrt(v) / root_correction + eps)
+        return loss
