@@ -35,9 +35,18 @@ def result_type(*operands) -> np.dtype:
     """Promote tensor dtypes and Python scalars the way NumPy 2 does.
 
     Python scalars are weak: they take the tensor's kind where they fit it
-    (``float32 * 2.0`` stays float32, ``int32 + 2`` stays int32).
+    (``float32 * 2.0`` stays float32, ``int32 + 2`` stays int32). The result
+    depends on the scalars' types only, so it is cached by them (this runs for
+    every recorded operation).
     """
-    return as_dtype(np.result_type(*operands))
+    key = tuple(o if isinstance(o, np.dtype) else type(o) for o in operands)
+    dtype = _promotions.get(key)
+    if dtype is None:
+        dtype = _promotions[key] = as_dtype(np.result_type(*operands))
+    return dtype
+
+
+_promotions: dict[tuple, np.dtype] = {}
 
 
 def to_float(dtype: np.dtype) -> np.dtype:

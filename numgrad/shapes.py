@@ -9,6 +9,8 @@ Shape = tuple[int, ...]
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """NumPy's broadcast of `shapes`; ValueError names every shape otherwise."""
+    if all(s == shapes[0] for s in shapes):
+        return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
