@@ -567,10 +567,13 @@ def _movement(name: str, x: Tensor, arg, shape) -> Tensor:
 
 
 def _as_tensor(value, dtype: np.dtype, device: Device) -> Tensor:
-    """`value` as a tensor; Python scalars become constants of `dtype`."""
+    """`value` as a tensor. Scalars become constants (kernel arguments, never arrays):
+    a Python scalar of `dtype`, a NumPy scalar of its own dtype."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, np.generic):
+    if isinstance(value, np.generic):
+        return creation.full((), value, dtype=dtypes.as_dtype(value.dtype), device=device)
+    if isinstance(value, numbers.Number):
         return creation.full((), value, dtype=dtype, device=device)
     return creation.tensor(value, device=device)
 

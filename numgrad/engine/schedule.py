@@ -30,6 +30,9 @@ FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) has at most this many operations.
 RECOMPUTE_LIMIT = 8
+#: Compile time grows with a kernel's size, so a group stops growing here; long
+#: repetitive chains are then cut into pieces of one structure, compiled once.
+MAX_KERNEL_OPS = 256
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
 
@@ -223,14 +226,19 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
     wanted = {id(t) for t in targets}
     root_of: dict[int, object] = {}
     has_reduce: set[int] = set()  # kernels that already fold a reduction
+    size: dict[int, int] = {}  # operations in each kernel so far
     for buf in reversed(order):
-        decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight)
+        decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight,
+                          size)
         if isinstance(decision, str):
             root_of[id(buf)] = buf
+            size[id(buf)] = 1
             if DEBUG == "fusion" and _fusible(buf, weight):
                 log.debug("cut at %s %s: %s", buf.op.name, buf.shape, decision)
         else:
             root_of[id(buf)] = decision
+            if decision is not INLINE:
+                size[id(decision)] += 1
         if buf.op.kind == REDUCE:
             has_reduce.add(id(root_of[id(buf)]))
     # A requested value that is cheap is also recomputed where it is used, rather
@@ -260,7 +268,7 @@ def _merge_siblings(items: list[Kernel | BackendOp]) -> list[Kernel | BackendOp]
     def can_host(h: int, item: Kernel, reads) -> bool:
         k = merged[h]
         if not isinstance(k, Kernel) or k.loop_shape != item.loop_shape or \
-                (k.reduce and item.reduce):
+                (k.reduce and item.reduce) or len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
             return False
         stored = {id(buf) for buf, _ in k.stores}
         return all(made_by.get(id(b), -1) < h or made_by[id(b)] == h and id(b) in stored
@@ -282,7 +290,7 @@ def _merge_siblings(items: list[Kernel | BackendOp]) -> list[Kernel | BackendOp]
     return merged
 
 
-def _place(buf, users, wanted, root_of, has_reduce, weight):
+def _place(buf, users, wanted, root_of, has_reduce, weight, size):
     """The root of the kernel `buf` fuses into, INLINE, or why it is a root (a str)."""
     if id(buf) in wanted:
         return "requested"
@@ -301,6 +309,8 @@ def _place(buf, users, wanted, root_of, has_reduce, weight):
     groups = {id(root_of[id(u)]): root_of[id(u)] for u in users}
     if len(groups) == 1 and INLINE not in groups.values():
         root = next(iter(groups.values()))
+        if size[id(root)] >= MAX_KERNEL_OPS:
+            return f"its consumer's kernel has {MAX_KERNEL_OPS} operations"
         if buf.op.kind != REDUCE:
             return root
         # A reduction fuses into elementwise consumers (its epilogue), one per kernel.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad.ops import TABLE
+from numgrad.ops import BOOL, TABLE
 
 #: SSA instruction: ("in", i) | ("arg", i) | (primitive name, *operand positions);
 #: the dtype of each instruction's value is in `Program.dtypes`.
@@ -96,6 +96,9 @@ def _expression(ins: Instruction, dtype: str, index: str, prefix: str) -> str:
         return f"tab{table}[{', '.join(f'{prefix}{i}' for i in indices)}]"
     body = "x" if name == "cast" else TABLE[name].expr
     body = _substitute(body, {var: f"{prefix}{pos}" for var, pos in zip("xyz", operands)})
+    if name != "cast" and (dtype == "float64" or dtype == "bool" and TABLE[name].result == BOOL):
+        # Already of that type in Numba: no conversion to type (it doubles compile time).
+        return body
     return f"{_scalar_type(dtype)}({body})"
 
 
