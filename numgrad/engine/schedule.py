@@ -64,15 +64,15 @@ class Kernel:
     tables: list[LazyBuffer] = field(default_factory=list)
     args: list = field(default_factory=list)
     arg_nodes: list[LazyBuffer] = field(default_factory=list)  # the constant of each arg
+    _arg_index: dict[int, int] = field(default_factory=dict)
 
     def arg(self, const: LazyBuffer) -> int:
         """The index of the scalar argument holding constant `const` (added if new)."""
-        for i, node in enumerate(self.arg_nodes):
-            if node is const:
-                return i
-        self.args.append(const.arg)
-        self.arg_nodes.append(const)
-        return len(self.args) - 1
+        if id(const) not in self._arg_index:
+            self._arg_index[id(const)] = len(self.args)
+            self.args.append(const.arg)
+            self.arg_nodes.append(const)
+        return self._arg_index[id(const)]
 
     @property
     def loop_shape(self) -> tuple[int, ...]:
