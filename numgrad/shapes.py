@@ -46,16 +46,3 @@ def reduced_shape(shape: Shape, axes: tuple[int, ...], keepdims: bool) -> Shape:
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
-
-
-def sum_to_shape_axes(shape: Shape, target: Shape) -> tuple[tuple[int, ...], Shape]:
-    """The axes to sum over (keeping dims) and the reshape that turn `shape` into `target`.
-
-    Used to undo broadcasting in gradients: leading axes are summed away, and axes
-    where `target` has 1 and `shape` does not are summed with keepdims.
-    """
-    lead = len(shape) - len(target)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, d in enumerate(target) if d == 1 and shape[lead + i] != 1
-    )
-    return axes, target

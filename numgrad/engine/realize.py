@@ -74,7 +74,6 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
         epilogue_dtypes=tuple(kernel.epilogue_dtypes),
         in_epilogue=tuple(kernel.in_epilogue),
         table_dtypes=tuple(_DTYPE_NAMES[t.dtype] for t in kernel.tables),
-        table_ranks=tuple(len(t.shape) for t in kernel.tables),
         kept_rank=kept_rank,
         reduced_rank=len(shape) - kept_rank,
         reduce_outer=outer,

@@ -46,7 +46,6 @@ class Program:
     epilogue_dtypes: tuple[str, ...] = ()
     in_epilogue: tuple[bool, ...] = ()
     table_dtypes: tuple[str, ...] = ()
-    table_ranks: tuple[int, ...] = ()
     kept_rank: int = 1  # loop dimensions that index `out`
     reduced_rank: int = 0  # inner loop dimensions folded into the accumulator
     #: run the reduced loops outside the kept ones (the data is contiguous along a
