@@ -32,6 +32,7 @@ from numgrad.workloads import (
     MLP_SIZES,
     ROSEN_N,
     NumpyMLP,
+    mlp_logits,
     mlp_weights,
     rosenbrock,
     rosenbrock_hessian_numpy,
@@ -236,11 +237,7 @@ def _bench_numgrad(a, xs, ys, sizes, r0):
     optimizer = ng.optim.Adam(params, **ADAM)
 
     def mlp():
-        h = data
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            h = h.relu() if i < len(params) - 2 else h
-        loss = ng.nn.functional.cross_entropy(h, target)
+        loss = ng.nn.functional.cross_entropy(mlp_logits(data, params, ng.relu), target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -273,11 +270,7 @@ def _bench_torch(a, xs, ys, sizes, r0):
     optimizer = torch.optim.Adam(params, **ADAM)
 
     def mlp():
-        h = data
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            h = h.relu() if i < len(params) - 2 else h
-        loss = torch.nn.functional.cross_entropy(h, target)
+        loss = torch.nn.functional.cross_entropy(mlp_logits(data, params, torch.relu), target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -306,11 +299,7 @@ def _bench_jax(a, xs, ys, sizes, r0):
     (beta1, beta2), lr, eps = ADAM["betas"], ADAM["lr"], ADAM["eps"]
 
     def loss_fn(params):
-        h = data
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            h = jax.nn.relu(h) if i < len(params) - 2 else h
-        log_p = jax.nn.log_softmax(h, axis=1)
+        log_p = jax.nn.log_softmax(mlp_logits(data, params, jax.nn.relu), axis=1)
         return -jnp.take_along_axis(log_p, target[:, None], axis=1).mean()
 
     @jax.jit

@@ -50,6 +50,15 @@ def rosenbrock_hessian_numpy(x):
     return hess + np.diag(diagonal)
 
 
+def mlp_logits(x, params, relu):
+    """The MLP's logits: ``x @ W + b`` per layer, `relu` between layers (any library)."""
+    h = x
+    for i in range(0, len(params), 2):
+        h = h @ params[i] + params[i + 1]
+        h = relu(h) if i < len(params) - 2 else h
+    return h
+
+
 def mlp_weights(sizes=MLP_SIZES, seed=1):
     """Weights and zero biases of an MLP with layer `sizes`, float32."""
     rng = np.random.default_rng(seed)

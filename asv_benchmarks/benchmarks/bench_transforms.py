@@ -14,6 +14,7 @@ from numgrad.workloads import (
     MLP_SIZES,
     ROSEN_N,
     NumpyMLP,
+    mlp_logits,
     mlp_weights,
     rosenbrock,
     rosenbrock_hessian_numpy,
@@ -78,11 +79,7 @@ class MLPTrainingStep:
             self.time_numpy()
 
     def time_numgrad(self):
-        h = self.x
-        for i in range(0, len(self.params), 2):
-            h = h @ self.params[i] + self.params[i + 1]
-            h = h.relu() if i < len(self.params) - 2 else h
-        loss = ng.nn.functional.cross_entropy(h, self.y)
+        loss = ng.nn.functional.cross_entropy(mlp_logits(self.x, self.params, ng.relu), self.y)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
