@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 from numgrad.engine.realize import _region_view, plan
 from numgrad.engine.schedule import Kernel, schedule
-from numgrad.kernels.codegen import render
 
 
 def explain(*tensors) -> str:
@@ -33,8 +30,7 @@ def explain(*tensors) -> str:
             ops = sum(1 for ins in item.code + item.epilogue if ins[0] not in ("in", "arg", "acc"))
             what = f"{item.reduce.op.name} of {ops} fused operations" if item.reduce \
                 else f"{ops} fused operations"
-            parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD
-            source = render(program, parallel)
+            source = backend.render(program, backend.variant(program, shape))
             parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{source}")
         else:
             parts.append(f"kernel {n}: {out.op.name} on the {out.device} backend -> "

@@ -8,7 +8,7 @@ from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine import counters
 from numgrad.engine.schedule import BackendOp, Kernel, schedule
 from numgrad.kernels import cache
-from numgrad.kernels.codegen import Program, render
+from numgrad.kernels.codegen import Program
 from numgrad.kernels.layout import collapse
 from numgrad.lazy import LazyBuffer
 
@@ -113,33 +113,33 @@ def _run_kernel(kernel: Kernel) -> None:
                                             writeable=True)
         views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[n_out:])]
         views += [t.realized for t in kernel.tables]
-        # Parallel kernels compile several times slower: only large launches use them.
-        parallel = math.prod(shape) >= backend.PARALLEL_THRESHOLD
-        fn = cache.lookup((program, parallel, backend.name), lambda: render(program, parallel))
-        _launch(backend, fn, targets, shape, views, kernel.args)
+        variant = backend.variant(program, shape)
+        fn = cache.lookup((program, variant, backend.target),
+                          lambda: backend.render(program, variant))
+        _launch(backend, fn, variant, targets, shape, views, kernel.args)
     for buf, array in zip(outputs, results):
         buf.set_realized(array)
 
 
-def _launch(backend, fn, outs, shape, inputs, args) -> None:
-    compiled_before = len(fn.overloads)
-    disk_before = sum(fn.stats.cache_hits.values())
+def _launch(backend, fn, variant, outs, shape, inputs, args) -> None:
+    compiled_before, disk_before = backend.compile_state(fn)
     try:
-        backend.launch(fn, outs, shape, inputs, args)
+        backend.launch(fn, variant, outs, shape, inputs, args)
     except Exception:
-        if len(fn.overloads) > compiled_before:
+        if backend.compile_state(fn)[0] > compiled_before:
             raise
         # Numba could not load its cached machine code (a damaged file): drop it
         # and compile again. A kernel that compiled never raises here.
-        cache.forget_compiled(fn)
-        backend.launch(fn, outs, shape, inputs, args)
-    if len(fn.overloads) == compiled_before:
+        cache.forget_compiled(backend.source_file(fn))
+        backend.launch(fn, variant, outs, shape, inputs, args)
+    compiled, disk = backend.compile_state(fn)
+    if compiled == compiled_before:
         counters.count(kernels_launched=1, cache_hits=1)
-    elif sum(fn.stats.cache_hits.values()) > disk_before:
+    elif disk > disk_before:
         counters.count(kernels_launched=1, disk_hits=1)
     else:
         counters.count(kernels_launched=1, kernels_compiled=1)
-        counters.log.debug("compiled kernel %s", fn.py_func.__code__.co_filename)
+        counters.log.debug("compiled kernel %s", backend.source_file(fn))
 
 
 def _run_backend_op(item: BackendOp) -> None:
@@ -149,6 +149,6 @@ def _run_backend_op(item: BackendOp) -> None:
         result = backend.full(out.shape, out.arg, out.dtype)
     else:
         result = getattr(backend, out.op.name)(*(s.realized for s in out.srcs), out.arg)
-    if getattr(result, "base", None) is None:
+    if not backend.is_view(result):
         counters.count(kernels_launched=1, bytes_allocated=result.nbytes)
     out.set_realized(result)

@@ -50,9 +50,10 @@ def lookup(key: tuple, source: Callable[[], str]) -> Callable:
     return kernel
 
 
-def forget_compiled(kernel: Callable) -> None:
-    """Delete Numba's cached machine code for `kernel` (after it failed to load)."""
-    path = Path(kernel.py_func.__code__.co_filename)
+def forget_compiled(source_file: str) -> None:
+    """Delete Numba's cached machine code for the kernel module `source_file` (after it
+    failed to load)."""
+    path = Path(source_file)
     for entry in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
         entry.unlink(missing_ok=True)
 
