@@ -89,9 +89,6 @@ def cuda_status() -> list[str]:
     if ng.device.cuda_is_available():
         what = "the CUDA simulator, not a GPU" if simulator else "a GPU"
         cuda_line = f"cuda: available ({what})"
-    elif importlib.util.find_spec("numgrad.kernels.cuda") is None:
-        cuda_line = ("cuda: not available: numgrad's CUDA target is not built yet, so "
-                     "device='cuda' raises RuntimeError")
     else:
         cuda_line = "cuda: not available (see the numba cuda line)"
     return [cuda_line, numba_line]

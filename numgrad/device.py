@@ -55,14 +55,18 @@ def as_device(device: str | Device | None) -> Device:
     dev = _DEVICES[name]
     if name == "cuda" and not cuda_is_available():
         raise RuntimeError(
-            "the 'cuda' device is not available: numgrad's CUDA target is not built yet "
-            "(use device='cpu')")
+            "the 'cuda' device is not available: Numba finds no CUDA GPU (install the "
+            "driver and numgrad's [cuda] extra, or set NUMBA_ENABLE_CUDASIM=1 for the "
+            "simulator; or use device='cpu')")
     return dev
 
 
 def cuda_is_available() -> bool:
     """Whether the 'cuda' device can run kernels (a GPU, or NUMBA_ENABLE_CUDASIM=1)."""
-    return False
+    try:
+        return _DEVICES["cuda"].backend.is_available()
+    except ImportError:
+        return False
 
 
 def set_default_device(device: str | Device) -> None:

@@ -63,6 +63,6 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
                 value = dtype.type(srcs[0].arg) if op.kind == CAST \
                     else op.ref(*(s.arg for s in srcs))
             return LazyBuffer.const(value, shape, dtype, device)
-        if op.name in ("reshape", "permute", "expand"):
+        if op.name in ("reshape", "permute", "expand", "copy"):
             return LazyBuffer.const(srcs[0].arg, shape, dtype, device)
     return LazyBuffer(op, srcs, arg, tuple(shape), dtype, device)

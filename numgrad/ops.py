@@ -204,6 +204,8 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[_lead_key(g, out, arg[0])],)),
     P("index_put", MOVEMENT, vjp=_index_put_vjp),
     P("concatenate", MOVEMENT, vjp=_concat_vjp),
+    # to another device; `arg` is the source device, where the gradient goes back
+    P("copy", MOVEMENT, vjp=lambda g, out, x, source: (g.to(source),)),
     # ---- hand-written kernels and data ------------------------------------------
     P("matmul", MATMUL, vjp=_matmul_vjp, ref=np.matmul),
     P("load", LOAD),

@@ -218,12 +218,16 @@ class Tensor:
 
     # ---- devices and dtypes --------------------------------------------------------
     def to(self, device=None, dtype=None) -> Tensor:
-        """This tensor on `device` and/or as `dtype` (self when nothing changes)."""
+        """This tensor on `device` and/or as `dtype` (self when nothing changes).
+
+        A copy between devices is differentiable: the gradient flows back to this
+        tensor's device.
+        """
         out = self
         if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
             out = out.astype(dtype)
         if device is not None and as_device(device) != self.device:
-            raise RuntimeError(f"copying from '{self.device}' to '{device}' is not supported")
+            out = _apply("copy", (out,), out.device, out.shape, out.dtype, as_device(device))
         return out
 
     def cpu(self) -> Tensor:
@@ -543,16 +547,21 @@ class _HookHandle:
 
 # ---- the one place operations are recorded -----------------------------------------
 
-def _apply(name: str, inputs: tuple[Tensor, ...], arg, shape, dtype) -> Tensor:
-    """Record primitive `name` on `inputs`: a lazy value and, if needed, a history node."""
+def _apply(name: str, inputs: tuple[Tensor, ...], arg, shape, dtype,
+           device: Device | None = None) -> Tensor:
+    """Record primitive `name` on `inputs`: a lazy value and, if needed, a history node.
+
+    The inputs share one device; the result is there too, unless `device` says
+    otherwise (a copy between devices).
+    """
     op = TABLE[name]
-    device = inputs[0].device
+    source = inputs[0].device
     for t in inputs[1:]:
-        if t.device != device:
+        if t.device != source:
             raise RuntimeError(
-                f"{name} got tensors on different devices, '{device}' and '{t.device}'; "
+                f"{name} got tensors on different devices, '{source}' and '{t.device}'; "
                 f"move them with .to() first")
-    buf = lazy.make(op, tuple(t._buf for t in inputs), arg, shape, dtype, device)
+    buf = lazy.make(op, tuple(t._buf for t in inputs), arg, shape, dtype, device or source)
     node = None
     if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
         if any(t._node is not None for t in inputs):

@@ -1,8 +1,18 @@
-"""Shared test configuration: hypothesis profiles and float tolerances."""
+"""Shared test configuration: the target under test, hypothesis profiles, the compile
+bill.
+
+``NUMGRAD_TEST_DEVICE=cuda`` runs the tests on the CUDA target: every creation
+function without a device then makes CUDA tensors (with ``NUMBA_ENABLE_CUDASIM=1``,
+in Numba's simulator), and the same assertions against NumPy hold there.
+"""
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+import numgrad as ng
+
+ng.set_default_device(os.environ.get("NUMGRAD_TEST_DEVICE", "cpu"))
 
 # Each new program shape compiles a kernel (0.1-0.8 s), so CI runs few examples;
 # NUMGRAD_HYPOTHESIS=thorough runs many more.

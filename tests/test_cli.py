@@ -106,9 +106,8 @@ def test_commands_are_required():
 
 # ---- demo -----------------------------------------------------------------------------
 
-def test_demo_on_cuda_errors_cleanly(capsys):
-    if ng.device.cuda_is_available():
-        pytest.skip("the cuda device is available here")
+def test_demo_on_cuda_errors_cleanly_without_a_gpu(capsys, monkeypatch):
+    monkeypatch.setattr(ng.device, "cuda_is_available", lambda: False)
     pytest.importorskip("sklearn")
     pytest.importorskip("tqdm")
     with pytest.raises(SystemExit) as exit_info:

@@ -111,7 +111,11 @@ def _run_kernel(kernel: Kernel) -> None:
         if kernel.reduce:
             targets[0] = backend.as_strided(results[0], shape[:kept], strides[0][:kept],
                                             writeable=True)
-        views = [backend.as_strided(a, shape, s) for a, s in zip(arrays, strides[n_out:])]
+        # The epilogue reads its inputs at index 0 of the reduced dimensions, which
+        # may be empty: they span one element there.
+        late_shape = shape[:kept] + (1,) * (len(shape) - kept)
+        views = [backend.as_strided(a, late_shape if late else shape, s)
+                 for a, s, late in zip(arrays, strides[n_out:], kernel.in_epilogue)]
         views += [t.realized for t in kernel.tables]
         variant = backend.variant(program, shape)
         fn = cache.lookup((program, variant, backend.target),

@@ -268,6 +268,7 @@ def _merge_siblings(items: list[Kernel | BackendOp]) -> list[Kernel | BackendOp]
     def can_host(h: int, item: Kernel, reads) -> bool:
         k = merged[h]
         if not isinstance(k, Kernel) or k.loop_shape != item.loop_shape or \
+                k.out.device != item.out.device or \
                 (k.reduce and item.reduce) or len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
             return False
         stored = {id(buf) for buf, _ in k.stores}

@@ -34,10 +34,10 @@ def cache_dir() -> Path:
     return Path(base) / "numgrad"
 
 
-def lookup(key: tuple, source: Callable[[], str]) -> Callable:
-    """The kernel (a Numba dispatcher) for `key`; Numba compiles it on its first call.
-
-    `source` renders the module text; it is only called on a memory miss.
+def lookup(key: tuple, source: Callable[[], str], name: str = "kernel") -> Callable:
+    """The kernel (a Numba dispatcher) for `key`: `name` in the module whose text
+    `source` renders (called only on a memory miss). Numba compiles it on its first
+    call.
     """
     if key in _memory:
         return _memory[key]
@@ -45,7 +45,7 @@ def lookup(key: tuple, source: Callable[[], str]) -> Callable:
     digest = hashlib.sha256(
         f"{FORMAT_VERSION}|{numba.__version__}|{key!r}|{text}".encode()
     ).hexdigest()[:32]
-    kernel = _import(_write(f"k_{digest}", text), f"numgrad_kernel_{digest}")
+    kernel = _import(_write(f"k_{digest}", text), f"numgrad_kernel_{digest}", name)
     _memory[key] = kernel
     return kernel
 
@@ -108,11 +108,11 @@ def _writable_dir() -> Path:
 _fallback: Path | None = None
 
 
-def _import(path: Path, name: str) -> Callable:
+def _import(path: Path, module_name: str, name: str) -> Callable:
     # Registered in sys.modules, so Numba can find the module again when it
     # unpickles the cached machine code.
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    return module.kernel
+    return getattr(module, name)
