@@ -342,7 +342,7 @@ def launch(kernel, variant, outs, shape, inputs, args) -> None:
     threads = _threads(size)
     chunks = max(1, min(TARGET_TASKS // rows, size // (4 * threads)))
     partial = empty((rows * chunks,), variant[1])
-    call = [*outs, shape, chunks, partial, _chunk_counter(), *inputs, *args]
+    call = [*outs, shape, chunks, partial, _chunk_counter(rows), *inputs, *args]
     _record(kernel, call)
     kernel[min(rows * chunks, MAX_BLOCKS), threads](*call)
 
@@ -491,12 +491,12 @@ def _grid(kernel, work: int):
 _counter = None
 
 
-def _chunk_counter():
-    """Per-row counts of finished blocks; zero between launches (the last block of
-    each row resets its count)."""
+def _chunk_counter(rows: int):
+    """Counts of finished blocks for `rows` rows; zero between launches (the last
+    block of each row resets its count)."""
     global _counter
-    if _counter is None:
-        _counter = from_numpy(np.zeros(ROWS_THRESHOLD, np.int32))
+    if _counter is None or _counter.size < rows:
+        _counter = from_numpy(np.zeros(max(rows, ROWS_THRESHOLD), np.int32))
     return _counter
 
 
