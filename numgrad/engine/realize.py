@@ -9,7 +9,7 @@ from numgrad.engine import counters
 from numgrad.engine.schedule import BackendOp, Kernel, schedule
 from numgrad.kernels import cache
 from numgrad.kernels.codegen import Program
-from numgrad.kernels.layout import collapse
+from numgrad.kernels.layout import collapse, contiguous_strides
 from numgrad.lazy import LazyBuffer
 
 
@@ -44,14 +44,14 @@ def plan(kernel: Kernel, strides: list) -> tuple[Program, tuple, list]:
     padding = (0,) * len(reduced)
     operand_strides = []
     if kernel.reduce:
-        operand_strides.append(_contiguous(kernel.kept_shape, kernel.out.dtype.itemsize)
+        operand_strides.append(contiguous_strides(kernel.kept_shape, kernel.out.dtype.itemsize)
                                + padding)
     for buf, _ in kernel.stores:
-        full = _contiguous(loop, buf.dtype.itemsize)
+        full = contiguous_strides(loop, buf.dtype.itemsize)
         operand_strides.append(tuple(full[d] for d in order))
     for i, (buf, s) in enumerate(zip(kernel.inputs, strides)):
         if s is None:
-            s = _contiguous(kernel.region_shape(i), buf.dtype.itemsize)
+            s = contiguous_strides(kernel.region_shape(i), buf.dtype.itemsize)
         operand_strides.append(tuple(s) + padding if kernel.in_epilogue[i]
                                else tuple(s[d] for d in order))
     shape, operand_strides, kept_rank = collapse(
@@ -87,14 +87,6 @@ def _region_view(kernel: Kernel, i: int, backend):
     for movement in reversed(kernel.views[i]):
         array = getattr(backend, movement.op.name)(array, movement.arg)
     return array if tuple(array.shape) == shape else backend.reshape(array, shape)
-
-
-def _contiguous(shape, itemsize) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for d in reversed(shape):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))
 
 
 def _run_kernel(kernel: Kernel) -> None:

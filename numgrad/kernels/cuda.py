@@ -30,7 +30,7 @@ from numba import cuda
 
 from numgrad.kernels import cache
 from numgrad.kernels.codegen import Program, Skeleton
-from numgrad.kernels.layout import collapse
+from numgrad.kernels.layout import collapse, contiguous_strides
 
 name = "cuda"
 SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
@@ -153,16 +153,8 @@ def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
-def _contiguous_strides(shape, itemsize: int) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for d in reversed(shape):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))
-
-
 def _is_contiguous(array) -> bool:
-    expected = _contiguous_strides(array.shape, array.dtype.itemsize)
+    expected = contiguous_strides(array.shape, array.dtype.itemsize)
     return all(n == 1 or s == e for n, s, e in zip(array.shape, array.strides, expected))
 
 
@@ -171,7 +163,7 @@ def _is_contiguous(array) -> bool:
 def empty(shape, dtype):
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    return _view(_take(nbytes), 0, shape, _contiguous_strides(shape, dtype.itemsize), dtype,
+    return _view(_take(nbytes), 0, shape, contiguous_strides(shape, dtype.itemsize), dtype,
                  fresh=True)
 
 

@@ -39,3 +39,12 @@ def collapse(shape: tuple[int, ...], strides: list[tuple[int, ...]], kept: int):
         r_shape, r_strides = [1], [[0] for _ in strides]
     new_strides = [tuple(a + b) for a, b in zip(k_strides, r_strides)]
     return tuple(k_shape + r_shape), new_strides, len(k_shape)
+
+
+def contiguous_strides(shape, itemsize: int) -> tuple[int, ...]:
+    """The strides, in bytes, of a C-contiguous array of `shape`."""
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
