@@ -33,6 +33,7 @@ from numgrad.workloads import (
     ROSEN_N,
     NumpyMLP,
     mlp_logits,
+    mlp_step,
     mlp_weights,
     rosenbrock,
     rosenbrock_hessian_numpy,
@@ -229,16 +230,7 @@ def _bench_numgrad(a, xs, ys, sizes, r0):
         (grad,) = ng.grad(value, x)
         ng.realize(value, grad)
 
-    data, target = ng.tensor(xs), ng.tensor(ys)
-    params = [ng.tensor(w, requires_grad=True) for w in mlp_weights(sizes)]
-    optimizer = ng.optim.Adam(params, **ADAM)
-
-    def mlp():
-        loss = ng.nn.functional.cross_entropy(mlp_logits(data, params, ng.relu), target)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
+    mlp = mlp_step(xs, ys, sizes=sizes)
     x0 = ng.tensor(r0)
 
     def hessian():

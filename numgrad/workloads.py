@@ -10,8 +10,11 @@ import math
 
 import numpy as np
 
+import numgrad as ng
+
 ROSEN_N = 100
 MLP_SIZES = (64, 256, 256, 10)
+DIGITS_SAMPLES = 1797  # the digits data set: 1797 images of 8x8 pixels, 10 classes
 ADAM = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
 
 
@@ -67,6 +70,37 @@ def mlp_weights(sizes=MLP_SIZES, seed=1):
         weights.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32))
         weights.append(np.zeros(n_out, np.float32))
     return weights
+
+
+def digits_like():
+    """The digits data (features / 16) if scikit-learn is installed, else random data
+    of the same shape and dtype: a training step's time does not depend on the values."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        rng = np.random.default_rng(0)
+        x = rng.integers(0, 17, (DIGITS_SAMPLES, MLP_SIZES[0])) / 16
+        y = rng.integers(0, MLP_SIZES[-1], DIGITS_SAMPLES)
+    else:
+        x, y = load_digits(return_X_y=True)
+        x = x / 16
+    return x.astype(np.float32), y.astype(np.int64)
+
+
+def mlp_step(x, y, device=None, sizes=MLP_SIZES):
+    """A function that runs one full-batch numgrad training step of the MLP on
+    `device`: forward, cross-entropy, backward and Adam."""
+    x, y = ng.tensor(x, device=device), ng.tensor(y, device=device)
+    params = [ng.tensor(w, device=device, requires_grad=True) for w in mlp_weights(sizes)]
+    optimizer = ng.optim.Adam(params, **ADAM)
+
+    def step():
+        loss = ng.nn.functional.cross_entropy(mlp_logits(x, params, ng.relu), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return step
 
 
 class NumpyMLP:

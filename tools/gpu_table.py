@@ -20,11 +20,10 @@ import traceback
 import numpy as np
 
 import numgrad as ng
-from numgrad.workloads import ADAM, MLP_SIZES, mlp_logits, mlp_weights, w1
+from numgrad.workloads import digits_like, mlp_step, w1
 
 BIG, SMALL = 10**8, 10**6
 MATMUL_N = 4096
-MLP_SAMPLES = 1797  # the digits data set's size; the step's time does not depend on values
 
 
 def best_ms(fn, warmup=2, repeat=5):
@@ -76,20 +75,7 @@ def w1_step(n):
 
 
 def mlp_step_ms(device):
-    rng = np.random.default_rng(0)
-    x = (rng.integers(0, 17, (MLP_SAMPLES, MLP_SIZES[0])) / 16).astype(np.float32)
-    y = rng.integers(0, MLP_SIZES[-1], MLP_SAMPLES)
-    x, y = ng.tensor(x, device=device), ng.tensor(y, device=device)
-    params = [ng.tensor(w, device=device, requires_grad=True) for w in mlp_weights()]
-    opt = ng.optim.Adam(params, **ADAM)
-
-    def step():
-        loss = ng.nn.functional.cross_entropy(mlp_logits(x, params, ng.relu), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-    return best_ms(step)
+    return best_ms(mlp_step(*digits_like(), device=device))
 
 
 def matmul_inputs(n):

@@ -14,9 +14,7 @@ import time
 import numpy as np
 
 import numgrad as ng
-from numgrad.workloads import ADAM, mlp_logits, mlp_weights, w1
-
-from .bench_transforms import digits_like
+from numgrad.workloads import digits_like, mlp_step, w1
 
 try:  # asv >= 0.6: skip from inside a benchmark (a NotImplementedError subclass)
     from asv_runner.benchmarks.mark import SkipNotImplemented
@@ -99,18 +97,12 @@ class CudaMLP:
 
     def setup(self):
         require_cuda()
-        x, y = digits_like()
-        self.x, self.y = ng.tensor(x, device="cuda"), ng.tensor(y, device="cuda")
-        self.params = [ng.tensor(w, device="cuda", requires_grad=True) for w in mlp_weights()]
-        self.opt = ng.optim.Adam(self.params, **ADAM)
+        self.step = mlp_step(*digits_like(), device="cuda")
         for _ in range(2):  # compile (or load) the kernels first
             self.time_numgrad()
 
     def time_numgrad(self):
-        loss = ng.nn.functional.cross_entropy(mlp_logits(self.x, self.params, ng.relu), self.y)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
+        self.step()
         ng.cuda.synchronize()
 
     def track_kernels_numgrad(self):

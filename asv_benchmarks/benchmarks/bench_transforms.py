@@ -10,17 +10,13 @@ import numpy as np
 
 import numgrad as ng
 from numgrad.workloads import (
-    ADAM,
-    MLP_SIZES,
     ROSEN_N,
     NumpyMLP,
-    mlp_logits,
-    mlp_weights,
+    digits_like,
+    mlp_step,
     rosenbrock,
     rosenbrock_hessian_numpy,
 )
-
-N_SAMPLES = 1797  # the digits data set: 1797 images of 8x8 pixels, 10 classes
 
 
 class RosenbrockHessian:
@@ -49,40 +45,20 @@ class RosenbrockHessian:
     track_kernels_vectorized.unit = "kernels"
 
 
-def digits_like():
-    """The digits data (features / 16) if scikit-learn is installed, else random data
-    of the same shape and dtype: the step's time does not depend on the values."""
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:
-        rng = np.random.default_rng(0)
-        x = rng.integers(0, 17, (N_SAMPLES, MLP_SIZES[0])) / 16
-        y = rng.integers(0, MLP_SIZES[-1], N_SAMPLES)
-    else:
-        x, y = load_digits(return_X_y=True)
-        x = x / 16
-    return x.astype(np.float32), y.astype(np.int64)
-
-
 class MLPTrainingStep:
     """One full-batch step of a 64-256-256-10 MLP on digits-shaped data, float32:
     forward, cross-entropy, backward and Adam."""
 
     def setup(self):
         x, y = digits_like()
-        self.x, self.y = ng.tensor(x), ng.tensor(y)
-        self.params = [ng.tensor(w, requires_grad=True) for w in mlp_weights()]
-        self.opt = ng.optim.Adam(self.params, **ADAM)
+        self.step = mlp_step(x, y)
         self.reference = NumpyMLP(x, y)
         for _ in range(2):  # compile (or load) the kernels first
             self.time_numgrad()
             self.time_numpy()
 
     def time_numgrad(self):
-        loss = ng.nn.functional.cross_entropy(mlp_logits(self.x, self.params, ng.relu), self.y)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
+        self.step()
 
     def time_numpy(self):
         self.reference.step()
