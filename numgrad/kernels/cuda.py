@@ -68,7 +68,10 @@ def is_available() -> bool:
 def device_name() -> str:
     if SIMULATOR:
         return "Numba's CUDA simulator (kernels run on the CPU)"
-    return cuda.get_current_device().name.decode() if is_available() else "no CUDA device"
+    if not is_available():
+        return "no CUDA device"
+    name = cuda.get_current_device().name  # bytes in older numba-cuda releases, str in newer
+    return name.decode() if isinstance(name, bytes) else name
 
 
 def synchronize() -> None:
@@ -296,7 +299,8 @@ def matmul(a, b, arg=None):
     kernel = _matmul_kernel(a.dtype, TILE)
     if not SIMULATOR:
         _record(kernel, views)
-    kernel[(-(-n // TILE), -(-m // TILE), min(bshape[0], BATCH_BLOCKS)), (TILE, TILE)](*views)
+    _configured(kernel, (-(-n // TILE), -(-m // TILE), min(bshape[0], BATCH_BLOCKS)),
+                (TILE, TILE))(*views)
     return out
 
 
@@ -336,7 +340,7 @@ def launch(kernel, variant, outs, shape, inputs, args) -> None:
     partial = empty((rows * chunks,), variant[1])
     call = [*outs, shape, chunks, partial, _chunk_counter(rows), *inputs, *args]
     _record(kernel, call)
-    kernel[min(rows * chunks, MAX_BLOCKS), threads](*call)
+    _configured(kernel, min(rows * chunks, MAX_BLOCKS), threads)(*call)
 
 
 def compile_state(kernel) -> tuple[int, int]:
@@ -477,7 +481,18 @@ def _threads(work: int) -> int:
 
 def _grid(kernel, work: int):
     threads = _threads(work)
-    return kernel[max(1, min(-(-work // threads), MAX_BLOCKS)), threads]
+    return _configured(kernel, max(1, min(-(-work // threads), MAX_BLOCKS)), threads)
+
+
+def _configured(kernel, blocks, threads):
+    """``kernel[blocks, threads]`` without numba-cuda's low-occupancy warning: a small
+    tensor gets a small grid on purpose, and the warning would fire at every launch."""
+    warns = numba.config.CUDA_LOW_OCCUPANCY_WARNINGS
+    numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+    try:
+        return kernel[blocks, threads]
+    finally:
+        numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = warns
 
 
 _counter = None
