@@ -40,8 +40,9 @@ from numgrad.dtypes import bool_, float32, float64, int32, int64
 from numgrad.engine.explain import explain
 from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
 from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from numgrad.joining import concatenate, split, stack
 from numgrad.linalg import dot, einsum, matmul, outer
-from numgrad.tensor import Tensor, concatenate, power, realize, split, stack, where
+from numgrad.tensor import Tensor, power, realize, where
 
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"

@@ -7,7 +7,8 @@ import numpy as np
 from numgrad import dtypes
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
-from numgrad.tensor import Tensor, _shape_arg
+from numgrad.primitives import _shape_arg
+from numgrad.tensor import Tensor
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -19,22 +20,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).sum().item()
     10.0
     """
-    device = as_device(device)
-    if isinstance(data, Tensor):
-        out = data.detach()
-        out = out.astype(dtype) if dtype is not None else out
-        out = out.to(device)
-        out = Tensor._wrap(out._buf)
-    else:
-        array = np.asarray(data)
-        if array.dtype == object:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
-        array = array.astype(dtypes.as_dtype(array.dtype if dtype is None else dtype),
-                             copy=False)
-        out = Tensor._wrap(LazyBuffer.load(device.backend.from_numpy(array), device))
-    if requires_grad:
-        out.requires_grad_()
-    return out
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def from_numpy(array: np.ndarray, device=None) -> Tensor:

@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 from numgrad.autograd import enable_grad, grad
 from numgrad.creation import arange, zeros, zeros_like
-from numgrad.tensor import Tensor, stack
+from numgrad.joining import stack
+from numgrad.tensor import Tensor
 
 Tensors = Tensor | tuple[Tensor, ...]
 #: A Jacobian: one block, a tuple of blocks, or a tuple (per output) of tuples (per input).
@@ -166,6 +167,43 @@ def _one_hots(total: int, start: int, out: Tensor) -> Tensor:
     return (rows == columns).astype(out.dtype).reshape((total,) + out.shape)
 
 
+def _scalar_output(out, fn: str, strict: bool) -> Tensor:
+    """Check that the function given to `fn` returned one Tensor with one element."""
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"the function given to {fn} must return a single Tensor, not "
+            f"{type(out).__name__}")
+    _check_requires_grad((out,), "outputs", strict)
+    if out.size != 1:
+        raise ValueError(
+            f"the function given to {fn} must return one element; it returned shape "
+            f"{out.shape}")
+    return out
+
+
+def _evaluate(fn: str, func, inputs, create_graph: bool, strict: bool, v=None,
+              v_like: str | None = None, scalar: bool = False) -> tuple:
+    """Check the inputs, make fresh ones (`_prepare`), call `func`, check its outputs.
+
+    The start every transform shares; run it under ``enable_grad``. With `scalar` the
+    output must be one Tensor with one element. `v` is checked against the inputs
+    (before the call) or the outputs, as `v_like` says. Returns ``(inputs_are_tuple,
+    inputs, outputs_are_tuple, outputs, v)``.
+    """
+    inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", fn)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    if v_like == "input":
+        v = _vector(v, inputs, inputs_are_tuple, create_graph, fn, "input")
+    if scalar:
+        outputs_are_tuple, outputs = False, (_scalar_output(func(*inputs), fn, strict),)
+    else:
+        outputs_are_tuple, outputs = _as_tuple(func(*inputs), "outputs of the function", fn)
+        _check_requires_grad(outputs, "outputs", strict)
+    if v_like == "output":
+        v = _vector(v, outputs, outputs_are_tuple, create_graph, fn, "output")
+    return inputs_are_tuple, inputs, outputs_are_tuple, outputs, v
+
+
 # ---- jacobian and hessian ---------------------------------------------------------
 
 def _jacobian_rows(outputs, inputs, create_graph: bool, strict: bool) -> tuple:
@@ -254,11 +292,8 @@ def jacobian(func: Callable[..., Tensors], inputs: Tensors, create_graph: bool =
             "jacobian: strict=True and vectorize=True are not supported together; set "
             "one of them to False")
     with enable_grad():
-        inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_are_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the function", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_are_tuple, inputs, outputs_are_tuple, outputs, _ = _evaluate(
+            "jacobian", func, inputs, create_graph, strict)
         if vectorize:
             blocks = _jacobian_batched(outputs, inputs, create_graph)
         else:
@@ -298,17 +333,7 @@ def hessian(func: Callable[..., Tensor], inputs: Tensors, create_graph: bool = F
     inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
 
     def scalar(*xs: Tensor) -> Tensor:
-        out = func(*xs)
-        if not isinstance(out, Tensor):
-            raise TypeError(
-                f"the function given to hessian must return a single Tensor, not "
-                f"{type(out).__name__}")
-        _check_requires_grad((out,), "outputs", strict)
-        if out.size != 1:
-            raise ValueError(
-                f"the function given to hessian must return one element; it returned "
-                f"shape {out.shape}")
-        return out.reshape(())
+        return _scalar_output(func(*xs), "hessian", strict).reshape(())
 
     def gradient(*xs: Tensor) -> tuple[Tensor, ...]:
         jac = jacobian(scalar, xs, create_graph=True)
@@ -352,11 +377,8 @@ def vjp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
     [2.0, 40.0]
     """
     with enable_grad():
-        inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_are_tuple, outputs = _as_tuple(func(*inputs), "outputs of the function", "vjp")
-        _check_requires_grad(outputs, "outputs", strict)
-        v = _vector(v, outputs, outputs_are_tuple, create_graph, "vjp", "output")
+        inputs_are_tuple, inputs, outputs_are_tuple, outputs, v = _evaluate(
+            "vjp", func, inputs, create_graph, strict, v, v_like="output")
         grads = _grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph,
                                 "the outputs of the function are independent of input {i}")
@@ -394,11 +416,8 @@ def jvp(func: Callable[..., Tensors], inputs: Tensors, v: Tensors | None = None,
     [2.0, 40.0]
     """
     with enable_grad():
-        inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(v, inputs, inputs_are_tuple, create_graph, "jvp", "input")
-        outputs_are_tuple, outputs = _as_tuple(func(*inputs), "outputs of the function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_are_tuple, inputs, outputs_are_tuple, outputs, v = _evaluate(
+            "jvp", func, inputs, create_graph, strict, v, v_like="input")
         # The VJP is linear in its seed, so any finite seed works: zeros.
         seeds = tuple(zeros_like(out, requires_grad=out.requires_grad) for out in outputs)
         grad_inputs = _grad(outputs, inputs, seeds, create_graph=True)
@@ -443,19 +462,8 @@ def hvp(func: Callable[..., Tensor], inputs: Tensors, v: Tensors | None = None,
     (9.0, [6.0, 12.0])
     """
     with enable_grad():
-        inputs_are_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(v, inputs, inputs_are_tuple, create_graph, "hvp", "input")
-        out = func(*inputs)
-        if not isinstance(out, Tensor):
-            raise TypeError(
-                f"the function given to hvp must return a single Tensor, not "
-                f"{type(out).__name__}")
-        _check_requires_grad((out,), "outputs", strict)
-        if out.size != 1:
-            raise ValueError(
-                f"the function given to hvp must return one element; it returned shape "
-                f"{out.shape}")
+        inputs_are_tuple, inputs, _, (out,), v = _evaluate(
+            "hvp", func, inputs, create_graph, strict, v, v_like="input", scalar=True)
         jac = _grad((out,), inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
         seeds = tuple(zeros_like(x, requires_grad=True) for x in inputs)

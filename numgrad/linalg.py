@@ -4,50 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from numgrad import creation, dtypes
-from numgrad.shapes import broadcast_shapes
-from numgrad.tensor import Tensor, _apply
+from numgrad.primitives import _dot, _matmul
+from numgrad.tensor import Tensor
 
 
 def matmul(a, b) -> Tensor:
-    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions."""
-    if not isinstance(a, Tensor):
-        a = creation.tensor(a, device=b.device)
-    if not isinstance(b, Tensor):
-        b = creation.tensor(b, device=a.device)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: both operands need at least one dimension; use * for scalars")
-    dtype = dtypes.result_type(a.dtype, b.dtype)
-    a2 = a._as(dtype).reshape(1, -1) if a.ndim == 1 else a._as(dtype)
-    b2 = b._as(dtype).reshape(-1, 1) if b.ndim == 1 else b._as(dtype)
-    if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(
-            f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
-            f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
-    try:
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} do not "
-            f"broadcast") from None
-    a2 = a2.broadcast_to(batch + a2.shape[-2:]) if a2.shape[:-2] != batch else a2
-    b2 = b2.broadcast_to(batch + b2.shape[-2:]) if b2.shape[:-2] != batch else b2
-    out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)
-    shape = batch + a.shape[-2:-1] + b.shape[-1:] if b.ndim > 1 else batch + a.shape[-2:-1]
-    if a.ndim == 1:
-        shape = batch + b.shape[-1:] if b.ndim > 1 else batch
-    return out.reshape(shape) if out.shape != shape else out
+    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions.
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> (ng.ones((2, 3)) @ ng.ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    return _matmul(a, b)
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
+def dot(a, b) -> Tensor:
     """NumPy's dot: a product for scalars, matmul up to 2-D, a tensor contraction above."""
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    if b.ndim <= 2:
-        return matmul(a, b)
-    k = b.shape[-2]
-    moved = b.transpose((b.ndim - 2, *range(b.ndim - 2), b.ndim - 1)).reshape(k, -1)
-    return matmul(a, moved).reshape(a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
+    return _dot(a, b)
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:

@@ -110,7 +110,7 @@ def _permute_vjp(g, out, x, axes):
 
 
 def _index_vjp(g, out, x, key):
-    return (g.index_add(_lead_key(g, out, key), _lead(g, out) + x.shape),)
+    return (g._index_add(_lead_key(g, out, key), _lead(g, out) + x.shape),)
 
 
 def _index_put_vjp(g, out, x, v, key):
@@ -199,7 +199,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
       vjp=lambda g, out, x, shape: (g.reshape(_lead(g, out) + x.shape),)),
     P("permute", MOVEMENT, vjp=_permute_vjp),
     P("expand", MOVEMENT,
-      vjp=lambda g, out, x, shape: (g.sum_to_shape(_lead(g, out) + x.shape),)),
+      vjp=lambda g, out, x, shape: (g._sum_to_shape(_lead(g, out) + x.shape),)),
     P("index", MOVEMENT, vjp=_index_vjp),
     P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[_lead_key(g, out, arg[0])],)),
     P("index_put", MOVEMENT, vjp=_index_put_vjp),

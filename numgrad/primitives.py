@@ -1,0 +1,262 @@
+"""Primitives applied to tensors: `_apply`, the one place an operation is recorded.
+
+`_apply` makes the output's `LazyBuffer` (its value) and, when grad mode is on
+and an input requires grad, its `OpNode` (its history). The other functions put
+NumPy's rules (promotion, broadcasting, shape checks) in front of a primitive.
+Results take their inputs' class, so this module, like the VJP rules in ops.py,
+needs no import of tensor.py; Tensor's methods call it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from numgrad import dtypes, engine, lazy
+from numgrad.autograd.grad_mode import is_grad_enabled
+from numgrad.autograd.graph import OpNode
+from numgrad.device import Device
+from numgrad.lazy import MAX_DEPTH, LazyBuffer
+from numgrad.ops import BOOL, TABLE, TERNARY
+from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
+from numgrad.tensor_base import TensorBase
+
+# ---- the one place operations are recorded -----------------------------------------
+
+def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
+           device: Device | None = None):
+    """Record primitive `name` on `inputs`: a lazy value and, if needed, a history node.
+
+    The inputs share one device; the result is there too, unless `device` says
+    otherwise (a copy between devices).
+    """
+    op = TABLE[name]
+    source = inputs[0].device
+    for t in inputs[1:]:
+        if t.device != source:
+            raise RuntimeError(
+                f"{name} got tensors on different devices, '{source}' and '{t.device}'; "
+                f"move them with .to() first")
+    buf = lazy.make(op, tuple(t._buf for t in inputs), arg, shape, dtype, device or source)
+    node = None
+    if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
+        if any(t._node is not None for t in inputs):
+            node = OpNode(op, arg, inputs, buf)
+    if buf.depth > MAX_DEPTH:
+        engine.realize(buf)
+    return type(inputs[0])._wrap(buf, node)
+
+
+# ---- data and constants ------------------------------------------------------------
+
+def _load(data, dtype, device: Device) -> LazyBuffer:
+    """A buffer with a copy of `data` (a scalar, nested list, ndarray or tensor) on `device`.
+
+    A tensor's value is taken without its history; `dtype` None keeps the data's dtype.
+    """
+    if isinstance(data, TensorBase):
+        x = type(data)._wrap(data._buf)
+        x = _cast(x, dtypes.as_dtype(dtype)) if dtype is not None else x
+        return (_copy(x, device) if x.device != device else x)._buf
+    array = np.asarray(data)
+    if array.dtype == object:
+        raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
+    array = array.astype(dtypes.as_dtype(array.dtype if dtype is None else dtype), copy=False)
+    return LazyBuffer.load(device.backend.from_numpy(array), device)
+
+
+def _as_tensor(value, dtype: np.dtype, like: TensorBase):
+    """`value` as a tensor of `like`'s class, on its device. Scalars become constants
+    (kernel arguments, never arrays): a Python scalar of `dtype`, a NumPy scalar of its
+    own dtype."""
+    if isinstance(value, TensorBase):
+        return value
+    if isinstance(value, np.generic):
+        buf = LazyBuffer.const(value, (), dtypes.as_dtype(value.dtype), like.device)
+    elif isinstance(value, numbers.Number):
+        buf = LazyBuffer.const(value, (), dtypes.as_dtype(dtype), like.device)
+    else:
+        buf = _load(value, None, like.device)
+    return type(like)._wrap(buf)
+
+
+def _shape_arg(args) -> tuple[int, ...]:
+    """A shape given as ints or as one sequence (``reshape(2, 3)``, ``reshape((2, 3))``)."""
+    shape = args[0] if len(args) == 1 and not isinstance(args[0], numbers.Integral) else args
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"a shape must be a sequence of ints, got {shape!r}") from None
+
+
+# ---- elementwise, casts and reductions ---------------------------------------------
+
+def _cast(x: TensorBase, dtype: np.dtype):
+    return _apply("cast", (x,), dtype.name, x.shape, dtype)
+
+
+def _as(x: TensorBase, dtype: np.dtype):
+    return x if x.dtype == dtype else _cast(x, dtype)
+
+
+def _copy(x: TensorBase, device: Device):
+    return _apply("copy", (x,), x.device, x.shape, x.dtype, device)
+
+
+def _operand_dtype(value):
+    return value.dtype if isinstance(value, TensorBase) else value
+
+
+def _elementwise(name: str, *operands):
+    """Apply an elementwise primitive with NumPy's promotion and broadcasting."""
+    op = TABLE[name]
+    like = [o for o in operands if isinstance(o, TensorBase)][0]
+    values = operands[1:] if op.kind == TERNARY else operands
+    try:
+        dtype = dtypes.result_type(*(_operand_dtype(v) for v in values))
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+    if op.floating:
+        dtype = dtypes.to_float(dtype)
+    inputs = [_as(_as_tensor(v, dtype, like), dtype) for v in values]
+    if op.kind == TERNARY:
+        inputs.insert(0, _as(_as_tensor(operands[0], dtypes.bool_, like), dtypes.bool_))
+    shape = broadcast_shapes(*(t.shape for t in inputs))
+    inputs = [t if t.shape == shape else _broadcast_to(t, shape) for t in inputs]
+    out_dtype = dtypes.bool_ if op.result == BOOL else dtype
+    return _apply(name, tuple(inputs), None, shape, out_dtype)
+
+
+def _reduce(name: str, x: TensorBase, axis, keepdims: bool):
+    axes = normalize_axes(axis, x.ndim)
+    if name in ("max", "min") and any(x.shape[a] == 0 for a in axes):
+        raise ValueError(
+            f"{name} of an empty axis of a tensor of shape {x.shape} has no identity")
+    out = _apply(name, (x,), axes, reduced_shape(x.shape, axes, False), x.dtype) if axes \
+        else _cast(x, x.dtype)
+    return _reshape(out, reduced_shape(x.shape, axes, True)) if keepdims else out
+
+
+# ---- movement ----------------------------------------------------------------------
+
+def _reshape(x: TensorBase, shape: tuple[int, ...]):
+    """`x` in `shape`, where one -1 stands for the length that fits."""
+    known = math.prod(d for d in shape if d != -1)
+    if shape.count(-1) > 1 or any(d < -1 for d in shape):
+        raise ValueError(f"invalid shape {shape}")
+    if -1 in shape:
+        if known == 0 or x.size % known:
+            raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    if math.prod(shape) != x.size:
+        raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
+    return _apply("reshape", (x,), shape, shape, x.dtype)
+
+
+def _permute(x: TensorBase, axes: tuple[int, ...]):
+    norm = tuple(normalize_axis(a, x.ndim) for a in axes)
+    if sorted(norm) != list(range(x.ndim)):
+        raise ValueError(f"axes {axes} are not a permutation of {x.ndim} axes")
+    return _apply("permute", (x,), norm, tuple(x.shape[a] for a in norm), x.dtype)
+
+
+def _broadcast_to(x: TensorBase, shape: tuple[int, ...]):
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to {shape}")
+    if x.ndim < len(shape):
+        x = _reshape(x, (1,) * (len(shape) - x.ndim) + x.shape)
+    return _apply("expand", (x,), shape, shape, x.dtype)
+
+
+# ---- indexing ----------------------------------------------------------------------
+
+def _index_key(key, shape) -> tuple:
+    """`key` with tensors as NumPy arrays and boolean masks as integer arrays."""
+    key = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in key:
+        if isinstance(k, TensorBase):
+            k = k.numpy()
+        elif isinstance(k, (list, np.ndarray)):
+            k = np.asarray(k)
+        if isinstance(k, np.ndarray):
+            if k.dtype == np.bool_:
+                out.extend(k.nonzero())
+                continue
+            if k.dtype.kind not in "iu":
+                raise IndexError(f"arrays used as indices must be integer or bool, not {k.dtype}")
+        out.append(k)
+    return tuple(out)
+
+
+def index_shape(shape, key) -> tuple[int, ...]:
+    """The shape of ``x[key]`` for x of `shape`, with NumPy's rules and errors."""
+    dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), tuple(shape), (0,) * len(shape))
+    return dummy[key].shape
+
+
+def _index(x: TensorBase, key):
+    key = _index_key(key, x.shape)
+    return _apply("index", (x,), key, index_shape(x.shape, key), x.dtype)
+
+
+def _index_put(x: TensorBase, key, value):
+    """A copy of `x` with ``[key]`` set to `value`."""
+    key = _index_key(key, x.shape)
+    value = _as(_as_tensor(value, x.dtype, x), x.dtype)
+    value = _broadcast_to(value, index_shape(x.shape, key))
+    return _apply("index_put", (x, value), key, x.shape, x.dtype)
+
+
+# ---- matmul: NumPy's rules in front of the primitive -------------------------------
+
+def _both_tensors(a, b):
+    """`a` and `b` as tensors; data (a list, an ndarray) goes to the other one's device."""
+    if not isinstance(a, TensorBase):
+        a = type(b)._wrap(_load(a, None, b.device))
+    if not isinstance(b, TensorBase):
+        b = type(a)._wrap(_load(b, None, a.device))
+    return a, b
+
+
+def _matmul(a, b):
+    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions."""
+    a, b = _both_tensors(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: both operands need at least one dimension; use * for scalars")
+    dtype = dtypes.result_type(a.dtype, b.dtype)
+    a2 = _reshape(_as(a, dtype), (1, -1)) if a.ndim == 1 else _as(a, dtype)
+    b2 = _reshape(_as(b, dtype), (-1, 1)) if b.ndim == 1 else _as(b, dtype)
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(
+            f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
+            f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
+    try:
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} do not "
+            f"broadcast") from None
+    a2 = _broadcast_to(a2, batch + a2.shape[-2:]) if a2.shape[:-2] != batch else a2
+    b2 = _broadcast_to(b2, batch + b2.shape[-2:]) if b2.shape[:-2] != batch else b2
+    out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)
+    shape = batch + a.shape[-2:-1] + b.shape[-1:] if b.ndim > 1 else batch + a.shape[-2:-1]
+    if a.ndim == 1:
+        shape = batch + b.shape[-1:] if b.ndim > 1 else batch
+    return _reshape(out, shape) if out.shape != shape else out
+
+
+def _dot(a, b):
+    """NumPy's dot: a product for scalars, matmul up to 2-D, a tensor contraction above."""
+    if a.ndim == 0 or b.ndim == 0:
+        return _elementwise("multiply", a, b)
+    a, b = _both_tensors(a, b)
+    if b.ndim <= 2:
+        return _matmul(a, b)
+    k = b.shape[-2]
+    moved = _reshape(_permute(b, (b.ndim - 2, *range(b.ndim - 2), b.ndim - 1)), (k, -1))
+    return _reshape(_matmul(a, moved), a.shape[:-1] + b.shape[:-2] + b.shape[-1:])

@@ -1,0 +1,110 @@
+"""TensorBase: a tensor's state (its lazy value and history node) and its value read out.
+
+`numgrad.tensor.Tensor` adds the operations. The base exists so that the layer
+that records operations (`numgrad.primitives`) can know tensors without importing
+the Tensor class, which is built on it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numgrad import engine
+from numgrad.autograd.graph import Node
+from numgrad.device import Device
+from numgrad.lazy import LazyBuffer
+
+Scalar = int | float | bool
+
+
+class TensorBase:
+    """What every tensor holds: a lazy value (`LazyBuffer`) and a history node (`Node`).
+
+    Its attributes and the methods that read the value out are documented with
+    `numgrad.Tensor`, which adds the operations.
+    """
+
+    __slots__ = ("_buf", "_node", "_grad", "__weakref__")
+
+    @classmethod
+    def _wrap(cls, buf: LazyBuffer, node: Node | None = None):
+        """A tensor of this class with value `buf` and history `node` (no copy)."""
+        t = object.__new__(cls)
+        t._buf, t._node, t._grad = buf, node, None
+        return t
+
+    # ---- attributes ----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._buf.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._buf.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._buf.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._buf.dtype
+
+    @property
+    def device(self) -> Device:
+        return self._buf.device
+
+    # ---- values out ----------------------------------------------------------------
+    def realize(self) -> TensorBase:
+        """Compute this tensor's value now (it is otherwise computed when needed)."""
+        engine.realize(self._buf)
+        return self
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the value; changing it never changes the tensor."""
+        self.realize()
+        return self.device.backend.to_numpy(self._buf.realized)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self) -> Scalar:
+        self._check_one_element("item()")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def _check_one_element(self, what: str) -> None:
+        if self.size != 1:
+            raise ValueError(
+                f"{what} needs a tensor with one element; this one has shape {self.shape}")
+
+    def __float__(self) -> float:
+        self._check_one_element("float()")
+        return float(self.item())
+
+    def __int__(self) -> int:
+        self._check_one_element("int()")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor with shape {self.shape} is ambiguous; "
+                f"use .any() or .all()")
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self)
+
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
