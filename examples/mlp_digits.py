@@ -1,10 +1,12 @@
-"""Classify handwritten digits with a two-hidden-layer MLP: numgrad's training loop in full.
+"""Classify handwritten digits with a two-hidden-layer MLP: a full training run.
 
 scikit-learn's digits (1797 images of 8x8 pixels, shipped inside the package,
 nothing downloaded) are split into training, validation and test sets. The
 network trains with minibatch Adam and cross-entropy; the epoch with the best
 validation accuracy is kept (early stopping) and evaluated once on the test set.
-Needs scikit-learn: ``pip install -e ".[demo]"``.
+The network and its training step are numgrad's own (``numgrad.demo``: ``init_mlp``,
+``train_step``, ``predict``), the same ones ``python -m numgrad demo`` and the MLP
+benchmarks run. Needs scikit-learn: ``pip install -e ".[demo]"``.
 
     python examples/mlp_digits.py
     python examples/mlp_digits.py --epochs 3 --hidden 32
@@ -21,34 +23,11 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import numgrad as ng
-from numgrad.nn.functional import cross_entropy
+from numgrad.demo import init_mlp, predict, train_step
 
 
-class MLP:
-    """Dense layers with ReLU between them; weights use He initialisation."""
-
-    def __init__(self, sizes: list[int], rng: np.random.Generator):
-        self.layers = []
-        for n_in, n_out in zip(sizes[:-1], sizes[1:]):
-            w = rng.normal(0, np.sqrt(2 / n_in), (n_in, n_out)).astype(np.float32)
-            self.layers.append((ng.tensor(w, requires_grad=True),
-                                ng.zeros(n_out, dtype=ng.float32, requires_grad=True)))
-
-    def parameters(self) -> list:
-        return [p for layer in self.layers for p in layer]
-
-    def __call__(self, x):
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
-            if i < len(self.layers) - 1:
-                x = x.relu()
-        return x
-
-
-def accuracy(model: MLP, x: np.ndarray, y: np.ndarray) -> float:
-    with ng.no_grad():  # no graph is recorded for evaluation
-        predicted = model(ng.tensor(x)).argmax(axis=1).numpy()
-    return float((predicted == y).mean())
+def accuracy(params: list, x: np.ndarray, y: np.ndarray) -> float:
+    return float((predict(ng.tensor(x), params) == y).mean())
 
 
 def main(argv=None) -> float:
@@ -69,8 +48,8 @@ def main(argv=None) -> float:
         x_rest, y_rest, test_size=0.15, stratify=y_rest, random_state=args.seed)
 
     rng = np.random.default_rng(args.seed)
-    model = MLP([64, args.hidden, args.hidden, 10], rng)
-    optimizer = ng.optim.Adam(model.parameters(), lr=args.lr)
+    params = init_mlp([64, args.hidden, args.hidden, 10], rng)  # He initialisation
+    optimizer = ng.optim.Adam(params, lr=args.lr)
     best = (-1.0, None, 0)  # validation accuracy, parameter values, epoch
 
     print(f"train {len(x_train)}, validation {len(x_val)}, test {len(x_test)} images; "
@@ -80,21 +59,19 @@ def main(argv=None) -> float:
         order = rng.permutation(len(x_train))
         for i in range(0, len(order), args.batch_size):
             rows = order[i:i + args.batch_size]
-            loss = cross_entropy(model(ng.tensor(x_train[rows])), ng.tensor(y_train[rows]))
-            optimizer.zero_grad()   # backward() adds into .grad: clear it first
-            loss.backward()
-            optimizer.step()        # updates the parameters in place, under no_grad
+            loss, _ = train_step(ng.tensor(x_train[rows]), ng.tensor(y_train[rows]), params,
+                                 optimizer)
             losses.append(loss.item())
-        val = accuracy(model, x_val, y_val)
+        val = accuracy(params, x_val, y_val)
         print(f"epoch {epoch:3d}  loss {np.mean(losses):.4f}  validation accuracy {val:.4f}  "
               f"({time.perf_counter() - start:.2f} s)")
         if val > best[0]:
-            best = (val, [p.numpy() for p in model.parameters()], epoch)
+            best = (val, [p.numpy() for p in params], epoch)
 
-    for p, value in zip(model.parameters(), best[1]):
+    for p, value in zip(params, best[1]):
         with ng.no_grad():
             p[...] = value  # in place under no_grad: the same parameter objects
-    test = accuracy(model, x_test, y_test)
+    test = accuracy(params, x_test, y_test)
     print(f"test accuracy {test:.4f} (weights from epoch {best[2]}, validation {best[0]:.4f})")
     return test
 

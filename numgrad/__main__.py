@@ -3,9 +3,10 @@
 - ``info``: versions, the targets numgrad can run on (and whether CUDA would be
   Numba's simulator), and the kernel cache.
 - ``demo``: train a small MLP on scikit-learn's digits, with a progress bar, then
-  report held-out accuracy, time per step and the compile bill.
+  report held-out accuracy, time per step and the compile bill (``numgrad.demo``).
 - ``bench``: numgrad next to NumPy (and PyTorch and JAX, when installed) on an
-  elementwise chain, an MLP training step and a Hessian, as ratios.
+  elementwise chain, an MLP training step and a Hessian, as ratios; the harness is
+  ``asv_benchmarks/benchmarks/compare.py``, so this needs a source checkout.
 - ``cache info`` / ``cache clear``: the on-disk kernel cache.
 """
 
@@ -14,32 +15,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
-import importlib.util
-import math
 import os
 import platform
-import statistics
 import sys
-import time
-from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 import numgrad as ng
+from numgrad.demo import demo
 from numgrad.kernels import cache
-from numgrad.workloads import (
-    ADAM,
-    MLP_SIZES,
-    ROSEN_N,
-    NumpyMLP,
-    mlp_logits,
-    mlp_step,
-    mlp_weights,
-    rosenbrock,
-    rosenbrock_hessian_numpy,
-    w1,
-    w1_numpy,
-)
+
+#: The asv suite of a source checkout; ``bench`` runs its ``benchmarks/compare.py``.
+ASV_BENCHMARKS = Path(__file__).resolve().parent.parent / "asv_benchmarks"
 
 # ---- info ---------------------------------------------------------------------------
 
@@ -132,321 +120,28 @@ def cache_command(action: str) -> None:
               f"{entry['path']}")
 
 
-# ---- demo ---------------------------------------------------------------------------
+# ---- bench ----------------------------------------------------------------------------
 
+def bench_module():
+    """The benchmark harness, ``benchmarks.compare`` from the checkout's asv_benchmarks/.
 
-def _demo_imports():
-    try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-        from tqdm import tqdm
-    except ImportError as error:
+    It is not part of the package: an installed wheel has no asv_benchmarks/ beside it,
+    and then this exits with a message saying so.
+    """
+    package = ASV_BENCHMARKS / "benchmarks"
+    if not (package / "compare.py").is_file():
         raise SystemExit(
-            f"python -m numgrad demo needs scikit-learn and tqdm ({error}); install them "
-            f"with: pip install -e \".[demo]\"") from None
-    return load_digits, train_test_split, tqdm
-
-
-def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: int = 128,
-         lr: float = 3e-3, seed: int = 0, progress: bool = True) -> float:
-    """Train a 64-`hidden`-10 MLP on scikit-learn's digits with Adam and cross-entropy.
-
-    The data set (1797 8x8 images of handwritten digits) ships inside scikit-learn;
-    a stratified fifth of it is held out. Returns the held-out accuracy.
-    """
-    load_digits, train_test_split, tqdm = _demo_imports()
-    try:
-        dev = ng.device.as_device(device)
-    except (RuntimeError, ValueError) as error:
-        raise SystemExit(f"python -m numgrad demo: {error}") from None
-
-    images, labels = load_digits(return_X_y=True)
-    x_train, x_test, y_train, y_test = train_test_split(
-        (images / 16).astype(np.float32), labels, test_size=0.2, stratify=labels,
-        random_state=seed)
-    rng = np.random.default_rng(seed)
-
-    def layer(n_in: int, n_out: int) -> list:
-        weight = rng.normal(0, math.sqrt(2 / n_in), (n_in, n_out)).astype(np.float32)
-        return [ng.tensor(weight, device=dev, requires_grad=True),
-                ng.zeros(n_out, dtype=ng.float32, device=dev, requires_grad=True)]
-
-    w1, b1 = layer(64, hidden)
-    w2, b2 = layer(hidden, 10)
-    params = [w1, b1, w2, b2]
-    optimizer = ng.optim.Adam(params, lr=lr)
-
-    def forward(x):
-        return (x @ w1 + b1).relu() @ w2 + b2
-
-    batches = math.ceil(len(x_train) / batch_size)
-    n_steps = epochs * batches
-    print(f"digits: {len(x_train)} training and {len(x_test)} held-out images; MLP "
-          f"64-{hidden}-10, Adam lr={lr}, batch {batch_size}, {epochs} epochs on {dev}")
-    bar = tqdm(total=n_steps, desc="training", unit="step", disable=not progress,
-               file=sys.stdout, dynamic_ncols=True)
-    step_times: list[float] = []
-    with ng.engine.record() as rec:
-        for epoch in range(epochs):
-            order = rng.permutation(len(x_train))
-            for b in range(batches):
-                start = time.perf_counter()
-                rows = order[b * batch_size:(b + 1) * batch_size]
-                xb = ng.tensor(x_train[rows], device=dev)
-                yb = ng.tensor(y_train[rows], device=dev)
-                logits = forward(xb)
-                loss = ng.nn.functional.cross_entropy(logits, yb)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                if b % 4 == 0 or b == batches - 1:
-                    accuracy = (logits.argmax(axis=1) == yb).mean().item()
-                    bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}",
-                                    acc=f"{accuracy:.3f}", refresh=False)
-                step_times.append(time.perf_counter() - start)
-                bar.update()
-        bar.close()
-        with ng.no_grad():
-            predicted = forward(ng.tensor(x_test, device=dev)).argmax(axis=1).numpy()
-    accuracy = float((predicted == y_test).mean())
-    steady = step_times[batches:] or step_times
-    print(f"held-out accuracy: {accuracy:.4f} ({int((predicted == y_test).sum())} of "
-          f"{len(y_test)})")
-    print(f"time per step: {statistics.median(steady) * 1e3:.2f} ms (median after the first "
-          f"epoch; the first took {sum(step_times[:batches]):.2f} s, compiling or loading the "
-          f"kernels)")
-    print(f"kernels: {rec.kernels_compiled} compiled, {rec.disk_hits} loaded from the disk "
-          f"cache ({cache.cache_dir()}), {rec.kernels_launched} launched")
-    return accuracy
-
-
-# ---- bench --------------------------------------------------------------------------
-
-def _bench_numgrad(a, xs, ys, sizes, r0):
-    x = ng.tensor(a, requires_grad=True)
-
-    def chain():
-        value = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
-        (grad,) = ng.grad(value, x)
-        ng.realize(value, grad)
-
-    mlp = mlp_step(xs, ys, sizes=sizes)
-    x0 = ng.tensor(r0)
-
-    def hessian():
-        ng.functional.hessian(rosenbrock, x0, vectorize=True).realize()
-
-    return chain, mlp, hessian
-
-
-def _bench_numpy(a, xs, ys, sizes, r0):
-    model = NumpyMLP(xs, ys, sizes)
-    return (lambda: w1_numpy(a)), model.step, (lambda: rosenbrock_hessian_numpy(r0))
-
-
-def _bench_torch(a, xs, ys, sizes, r0):
-    import torch
-
-    x = torch.tensor(a, requires_grad=True)
-
-    def chain():
-        value = w1(x, torch.tanh, torch.sigmoid, torch.exp, torch.sqrt)
-        (grad,) = torch.autograd.grad(value, x)
-        return value.item(), grad
-
-    data, target = torch.tensor(xs), torch.tensor(ys)
-    params = [torch.tensor(w, requires_grad=True) for w in mlp_weights(sizes)]
-    optimizer = torch.optim.Adam(params, **ADAM)
-
-    def mlp():
-        loss = torch.nn.functional.cross_entropy(mlp_logits(data, params, torch.relu), target)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-    x0 = torch.tensor(r0)
-
-    def hessian():
-        return torch.autograd.functional.hessian(rosenbrock, x0, vectorize=True)
-
-    return chain, mlp, hessian
-
-
-def _bench_jax(a, xs, ys, sizes, r0):
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    x = jnp.asarray(a)
-    chain_fn = jax.jit(jax.value_and_grad(
-        lambda t: w1(t, jnp.tanh, jax.nn.sigmoid, jnp.exp, jnp.sqrt)))
-
-    def chain():
-        return jax.block_until_ready(chain_fn(x))
-
-    data, target = jnp.asarray(xs), jnp.asarray(ys)
-    (beta1, beta2), lr, eps = ADAM["betas"], ADAM["lr"], ADAM["eps"]
-
-    def loss_fn(params):
-        log_p = jax.nn.log_softmax(mlp_logits(data, params, jax.nn.relu), axis=1)
-        return -jnp.take_along_axis(log_p, target[:, None], axis=1).mean()
-
-    @jax.jit
-    def step(params, m, v, t):
-        grads = jax.grad(loss_fn)(params)
-        m = [beta1 * mi + (1 - beta1) * g for mi, g in zip(m, grads)]
-        v = [beta2 * vi + (1 - beta2) * g * g for vi, g in zip(v, grads)]
-        step_size = lr / (1 - beta1 ** t)
-        root = jnp.sqrt(1 - beta2 ** t)
-        params = [p - step_size * mi / (jnp.sqrt(vi) / root + eps)
-                  for p, mi, vi in zip(params, m, v)]
-        return params, m, v
-
-    state = {"params": [jnp.asarray(w) for w in mlp_weights(sizes)], "t": 0}
-    state["m"] = [jnp.zeros_like(p) for p in state["params"]]
-    state["v"] = [jnp.zeros_like(p) for p in state["params"]]
-
-    def mlp():
-        state["t"] += 1
-        state["params"], state["m"], state["v"] = jax.block_until_ready(
-            step(state["params"], state["m"], state["v"], state["t"]))
-
-    hessian_fn = jax.jit(jax.hessian(rosenbrock))
-    x0 = jnp.asarray(r0)
-
-    def hessian():
-        return jax.block_until_ready(hessian_fn(x0))
-
-    return chain, mlp, hessian
-
-
-#: name, importable module, setup function, and what the reference computes.
-PEERS = [
-    ("numgrad", "numgrad", _bench_numgrad, ""),
-    ("NumPy", "numpy", _bench_numpy,
-     "hand-written: forward plus the analytic gradient, backward and Adam, and the "
-     "Hessian's closed form (no autodiff)"),
-    ("PyTorch", "torch", _bench_torch, "eager autograd, torch.optim.Adam, "
-     "torch.autograd.functional.hessian(vectorize=True)"),
-    ("JAX", "jax", _bench_jax, "jax.jit of value_and_grad, of a hand-written Adam step, "
-     "and of jax.hessian"),
-]
-
-
-def _time_together(fns: list[Callable[[], object]], budget: float) -> list[float]:
-    """Median seconds per call of each of `fns`, timed in interleaved rounds.
-
-    Each function is called twice first (numgrad and JAX compile then). Rounds call
-    every function once, so a noisy stretch of the machine slows all of them alike.
-    """
-    for fn in fns:
-        fn()
-        fn()
-    times: list[list[float]] = [[] for _ in fns]
-    deadline = time.perf_counter() + budget
-    while len(times[0]) < 3 or (time.perf_counter() < deadline and len(times[0]) < 200):
-        for fn, spent in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            spent.append(time.perf_counter() - start)
-    return [statistics.median(spent) for spent in times]
-
-
-def _format_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.0f} us"
-
-
-def _format_ratio(ratio: float) -> str:
-    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2f}x" if ratio >= 0.1 \
-        else f"{ratio:.2g}x"
+            f"python -m numgrad bench needs a source checkout of numgrad: it runs "
+            f"asv_benchmarks/benchmarks/compare.py, which is not in the installed package "
+            f"(looked in {package}); clone the repository and pip install -e . from it")
+    if str(ASV_BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(ASV_BENCHMARKS))
+    return importlib.import_module("benchmarks.compare")
 
 
 def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
-    """Time numgrad and each importable peer on three workloads; print the table.
-
-    Returns the table's rows (the peer's name, then one cell per workload).
-    """
-    size, n_samples, sizes, n_rosen = (10**6, 1797, MLP_SIZES, ROSEN_N) if not quick \
-        else (10**4, 64, (64, 32, 32, 10), 10)
-    budget = budget if budget is not None else (0.1 if quick else 2.0)
-    rng = np.random.default_rng(0)
-    a = rng.uniform(-2, 2, size)
-    xs = (rng.integers(0, 17, (n_samples, sizes[0])) / 16).astype(np.float32)
-    ys = rng.integers(0, sizes[-1], n_samples).astype(np.int64)
-    r0 = rng.uniform(-1.5, 1.5, n_rosen)
-    workloads = [f"chain + grad, n={size:,}",
-                 f"MLP step {'-'.join(map(str, sizes))}, batch {n_samples}",
-                 f"Hessian, Rosenbrock n={n_rosen}"]
-    print(f"numgrad {ng.__version__} on {os.cpu_count()} cores; time per call (median; the "
-          f"first calls, which compile, are not timed), and in brackets the peer's time over "
-          f"numgrad's: above 1 means numgrad is faster")
-    skipped: dict[str, str] = {}
-    ready: dict[str, tuple] = {}
-    notes: list[str] = []
-    for name, module, setup, note in PEERS:
-        if importlib.util.find_spec(module) is None:
-            skipped[name] = (f"skipped: {module} is not installed (never a numgrad "
-                             f"dependency; pip install {module} to compare)")
-            continue
-        try:
-            ready[name] = setup(a, xs, ys, sizes, r0)
-        except Exception as error:  # a peer that fails here is reported, not fatal
-            skipped[name] = f"skipped: {type(error).__name__}: {error}"
-            continue
-        if note:
-            notes.append(f"{name}: {note}")
-    results: dict[str, list] = {name: [] for name in ready}
-    with ng.engine.record() as rec:
-        for w in range(len(workloads)):
-            names = list(ready)
-            try:
-                times = _time_together([ready[name][w] for name in names], budget / 3)
-            except Exception:  # time the peers one by one, to tell which one failed
-                times = []
-                for name in names:
-                    try:
-                        times.append(_time_together([ready[name][w]], budget / 3 / len(names)))
-                    except Exception as error:
-                        times.append(f"failed: {type(error).__name__}: {error}")
-                times = [t[0] if isinstance(t, list) else t for t in times]
-            for name, t in zip(names, times):
-                results[name].append(t)
-    ours = results["numgrad"]
-    rows: list[list[str]] = []
-    for name, _, _, _ in PEERS:
-        if name in skipped:
-            rows.append([name, skipped[name]])
-            continue
-        cells = []
-        for t, mine in zip(results[name], ours):
-            if isinstance(t, str):
-                cells.append(t)
-            elif name == "numgrad" or isinstance(mine, str):
-                cells.append(_format_time(t))
-            else:
-                cells.append(f"{_format_time(t)} ({_format_ratio(t / mine)})")
-        rows.append([name, *cells])
-    _print_table(["", *workloads], rows)
-    for line in notes:
-        print(line)
-    print(f"numgrad kernels: {rec.kernels_compiled} compiled, {rec.disk_hits} loaded from the "
-          f"disk cache, {rec.kernels_launched} launched")
-    return rows
-
-
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    full = [r for r in rows if len(r) == len(header)]
-    widths = [max(len(r[i]) for r in [header, *full]) for i in range(len(header))]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    for row in rows:
-        if len(row) == len(header):
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-        else:
-            print(f"{row[0].ljust(widths[0])}  {row[1]}")
+    """Print numgrad's times next to its peers' (see ``bench_module``); returns the rows."""
+    return bench_module().bench(quick, budget)
 
 
 # ---- command line -------------------------------------------------------------------

@@ -14,7 +14,8 @@ import time
 import numpy as np
 
 import numgrad as ng
-from numgrad.workloads import digits_like, mlp_step, w1
+
+from .workloads import digits_like, mlp_step, w1
 
 try:  # asv >= 0.6: skip from inside a benchmark (a NotImplementedError subclass)
     from asv_runner.benchmarks.mark import SkipNotImplemented

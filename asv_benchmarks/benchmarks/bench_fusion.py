@@ -19,7 +19,8 @@ import numba
 import numpy as np
 
 import numgrad as ng
-from numgrad.workloads import w1, w1_numpy
+
+from .workloads import w1, w1_numpy
 
 SIZES = [10**3, 10**5, 10**7]
 

@@ -9,7 +9,8 @@ backward and Adam step for the MLP.
 import numpy as np
 
 import numgrad as ng
-from numgrad.workloads import (
+
+from .workloads import (
     ROSEN_N,
     NumpyMLP,
     digits_like,

@@ -1,7 +1,9 @@
-"""Reference workloads shared by ``python -m numgrad bench`` and the asv benchmarks.
+"""Reference workloads shared by the asv benchmarks, ``python -m numgrad bench``
+(through ``compare.py``) and ``tools/gpu_table.py``.
 
-Each is written by hand in NumPy (forward and analytic gradient) so that numgrad's
-results can be timed against them in one run.
+Each is written once for any library's arrays, or by hand in NumPy (forward and
+analytic gradient), so that numgrad can be timed against them in one run. The
+numgrad MLP step is the library's own: ``numgrad.demo.train_step``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 import numpy as np
 
 import numgrad as ng
+from numgrad.demo import train_step
 
 ROSEN_N = 100
 MLP_SIZES = (64, 256, 256, 10)
@@ -54,7 +57,8 @@ def rosenbrock_hessian_numpy(x):
 
 
 def mlp_logits(x, params, relu):
-    """The MLP's logits: ``x @ W + b`` per layer, `relu` between layers (any library)."""
+    """The MLP's logits, ``x @ W + b`` per layer and `relu` between layers, for any
+    library (numgrad's is ``numgrad.demo.mlp_logits``)."""
     h = x
     for i in range(0, len(params), 2):
         h = h @ params[i] + params[i + 1]
@@ -89,16 +93,14 @@ def digits_like():
 
 def mlp_step(x, y, device=None, sizes=MLP_SIZES):
     """A function that runs one full-batch numgrad training step of the MLP on
-    `device`: forward, cross-entropy, backward and Adam."""
+    `device` (``numgrad.demo.train_step``: forward, cross-entropy, backward and Adam)
+    from the weights every peer starts from."""
     x, y = ng.tensor(x, device=device), ng.tensor(y, device=device)
     params = [ng.tensor(w, device=device, requires_grad=True) for w in mlp_weights(sizes)]
     optimizer = ng.optim.Adam(params, **ADAM)
 
     def step():
-        loss = ng.nn.functional.cross_entropy(mlp_logits(x, params, ng.relu), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        train_step(x, y, params, optimizer)
 
     return step
 
