@@ -1,27 +1,46 @@
-"""Devices: names, the default device, and the backend that runs each one."""
+"""Devices: names, the default device, and the target module that runs each one."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from collections.abc import Iterator
 from types import ModuleType
 
-_TARGETS = {"cpu": "numgrad.kernels.cpu", "cuda": "numgrad.kernels.cuda"}
+from numgrad import kernels
+
+#: How the CPU runs kernel programs (SPEC §7): the target module of each mode.
+CPU_KERNELS = {"numba": "cpu", "numpy": "interpreter"}
+
+
+def target_name(device_type: str) -> str:
+    """The module of `numgrad.kernels` that runs `device_type`: its own name, except
+    that ``NUMGRAD_CPU_KERNELS`` chooses the CPU's."""
+    if device_type != "cpu":
+        return device_type
+    mode = os.environ.get("NUMGRAD_CPU_KERNELS", "numba")
+    if mode not in CPU_KERNELS:
+        raise ValueError(f"NUMGRAD_CPU_KERNELS={mode!r}; expected one of "
+                         f"{', '.join(map(repr, CPU_KERNELS))}")
+    return CPU_KERNELS[mode]
 
 
 class Device:
-    """A target by name (``'cpu'`` or ``'cuda'``); compares equal to its name."""
+    """A device by name (``'cpu'`` or ``'cuda'``); compares equal to its name."""
 
-    __slots__ = ("type",)
+    __slots__ = ("type", "_backend")
 
     def __init__(self, type: str):
-        self.type = type
+        self.type, self._backend = type, None
 
     @property
     def backend(self) -> ModuleType:
-        """The module in `numgrad.kernels` that allocates, copies and runs kernels here."""
-        return importlib.import_module(_TARGETS[self.type])
+        """The target module (`numgrad.kernels`) that allocates, copies and runs kernels
+        here; imported on first use."""
+        if self._backend is None:
+            self._backend = importlib.import_module(f"numgrad.kernels.{target_name(self.type)}")
+        return self._backend
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):
@@ -39,32 +58,49 @@ class Device:
         return f"device(type='{self.type}')"
 
 
-_DEVICES = {name: Device(name) for name in _TARGETS}
+_DEVICES: dict[str, Device] = {"cpu": Device("cpu")}
 _default = _DEVICES["cpu"]
 
 
 def as_device(device: str | Device | None) -> Device:
-    """The Device for `device`; None means the default device."""
+    """The Device for `device`; None means the default device.
+
+    A device name is that of its target module, ``numgrad.kernels.<name>`` (see
+    `numgrad.kernels`): ``'cpu'``, ``'cuda'``, or any module that implements the
+    target contract. A target whose module has ``is_available()`` returning False
+    (``'cuda'`` without a GPU) is an error here, naming what is missing.
+    """
     if device is None:
         return _default
     if isinstance(device, Device):
         return device
     name = str(device).split(":")[0]
-    if name not in _DEVICES:
-        raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda'")
-    dev = _DEVICES[name]
-    if name == "cuda" and not cuda_is_available():
-        raise RuntimeError(
-            "the 'cuda' device is not available: Numba finds no CUDA GPU (install the "
-            "driver and numgrad's [cuda] extra, or set NUMBA_ENABLE_CUDASIM=1 for the "
-            "simulator; or use device='cpu')")
+    dev = _DEVICES.get(name)
+    if dev is None:
+        dev = Device(name)
+        module = f"numgrad.kernels.{target_name(name)}"
+        try:
+            missing = kernels.missing(dev.backend)
+        except ModuleNotFoundError as error:
+            if error.name != module:
+                raise RuntimeError(f"the {name!r} device is not available: {error}") from None
+            missing = ["everything"]
+        if missing:
+            raise ValueError(
+                f"unknown device {device!r}; expected 'cpu' or 'cuda' (or a module {module} "
+                f"that implements the target contract of numgrad.kernels)")
+        _DEVICES[name] = dev
+    if not getattr(dev.backend, "is_available", lambda: True)():
+        raise RuntimeError(f"the {name!r} device is not available: "
+                           f"{getattr(dev.backend, 'UNAVAILABLE', 'no device')}; "
+                           f"or use device='cpu'")
     return dev
 
 
 def cuda_is_available() -> bool:
     """Whether the 'cuda' device can run kernels (a GPU, or NUMBA_ENABLE_CUDASIM=1)."""
     try:
-        return _DEVICES["cuda"].backend.is_available()
+        return importlib.import_module("numgrad.kernels.cuda").is_available()
     except ImportError:
         return False
 

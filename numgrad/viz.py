@@ -20,7 +20,8 @@ digraph autograd {
 from __future__ import annotations
 
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
-from numgrad.engine.schedule import Kernel, schedule
+from numgrad.engine.schedule import schedule
+from numgrad.engine.steps import Launch
 
 __all__ = ["dot", "graph"]
 
@@ -82,53 +83,56 @@ def _autograd(tensor) -> list[str]:
 
 def _schedule(tensor) -> list[str]:
     """DOT lines for the kernels realizing `tensor` would run (nothing runs)."""
-    items = schedule([tensor._buf])
     lines: list[str] = []
-    if not items:
+    if tensor._buf.is_realized:
         lines.append('  done [label="already computed: nothing to run", shape=note];')
         return lines
-    producer: dict[int, str] = {}
+    plan, slots = schedule([tensor._buf])
+    producer: dict[int, str] = {}  # slot -> the node computing it
     inputs: dict[int, str] = {}
-    for n, item in enumerate(items):
-        out = item.out
+    for n, step in enumerate(plan.steps):
         name = f"k{n}"
-        if isinstance(item, Kernel):
-            ops = [ins[0] for ins in list(item.code) + list(item.epilogue)
+        if isinstance(step, Launch):
+            program = step.program
+            ops = [ins[0] for ins in program.code + program.epilogue
                    if ins[0] not in ("in", "arg", "acc")]
-            reduce = getattr(item.reduce, "op", None)
             fused = f"{len(ops)} fused op{'s' * (len(ops) != 1)}"
-            title = f"kernel {n}: {reduce.name} of {fused}" if reduce else f"kernel {n}: {fused}"
+            title = f"kernel {n}: {program.reduce} of {fused}" if program.reduce \
+                else f"kernel {n}: {fused}"
             body = ", ".join(ops[:8]) + (", ..." if len(ops) > 8 else "")
-            outputs = list(getattr(item, "outputs", None) or [out])
-            results = ", ".join(f"{_shape(o.shape)} {o.dtype}" for o in outputs[:3])
+            outputs = list(step.outputs)
+            results = ", ".join(f"{_shape(plan.slots[o].shape)} {plan.slots[o].dtype}"
+                                for o in outputs[:3])
             results += f" and {len(outputs) - 3} more" if len(outputs) > 3 else ""
             label = f"{title}\n{body}\n-> {results}"
-            sources = list(item.inputs) + list(getattr(item, "tables", []))
+            sources = [r.slot for r in step.inputs] + list(step.tables)
             color = "#fff3cd"
         else:
-            label = f"{n}: {out.op.name} (backend)\n-> {_shape(out.shape)} {out.dtype}"
-            sources = list(out.srcs)
-            outputs = [out]
+            out = plan.slots[step.output]
+            label = f"{n}: {step.op} (backend)\n-> {_shape(out.shape)} {out.dtype}"
+            sources, outputs = list(step.inputs), [step.output]
             color = "#e2e3e5"
         lines.append(f'  {name} [label={_quote(label)}, shape=box, style=filled, '
                      f'fillcolor="{color}"];')
         for src in sources:
-            if id(src) in producer:
-                lines.append(f"  {producer[id(src)]} -> {name};")
+            if src in producer:
+                lines.append(f"  {producer[src]} -> {name};")
                 continue
-            if id(src) not in inputs:
-                inputs[id(src)] = f"b{len(inputs)}"
-                what = "constant" if src.is_const and not src.is_realized else "buffer"
-                lines.append(f'  {inputs[id(src)]} [label='
-                             f'{_quote(f"{what} {_shape(src.shape)} {src.dtype}")}, '
+            if src not in inputs:
+                inputs[src] = f"b{len(inputs)}"
+                what = "buffer" if slots[src].is_realized else "index"
+                buf = plan.slots[src]
+                lines.append(f'  {inputs[src]} [label='
+                             f'{_quote(f"{what} {_shape(buf.shape)} {buf.dtype}")}, '
                              f'shape=ellipse];')
-            lines.append(f"  {inputs[id(src)]} -> {name};")
+            lines.append(f"  {inputs[src]} -> {name};")
         for o in outputs:
-            producer[id(o)] = name
-    if id(tensor._buf) in producer:
+            producer[o] = name
+    target = slots.index(tensor._buf) if tensor._buf in slots else None
+    if target is not None and target in producer:
         lines.append('  output [label="output", shape=ellipse, style=filled, '
                      'fillcolor="#dddddd"];')
-        lines.append(f"  {producer[id(tensor._buf)]} -> output;")
+        lines.append(f"  {producer[target]} -> output;")
     return lines
 
 

@@ -8,6 +8,7 @@ in Numba's simulator), and the same assertions against NumPy hold there.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 import numgrad as ng
@@ -23,6 +24,16 @@ settings.register_profile(
     "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("NUMGRAD_HYPOTHESIS", "ci"))
+
+
+@pytest.fixture
+def numba_cpu(monkeypatch):
+    """Run the test's CPU work on the Numba target, whatever ``NUMGRAD_CPU_KERNELS`` says:
+    for tests of compiling and caching (the interpreter compiles nothing)."""
+    from numgrad.kernels import cpu
+
+    monkeypatch.setattr(ng.device.as_device("cpu"), "_backend", cpu)
+    return cpu
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -8,6 +8,8 @@ thread as a Python thread). The op and autograd tests run on this target too, wi
 (reductions sum in another order than NumPy: rtol 1e-12 still holds at these sizes).
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,14 @@ def backend():
     from numgrad.kernels import cuda
 
     return cuda
+
+
+@pytest.fixture
+def launches():
+    """The launch configuration (threads per block)."""
+    from numgrad.kernels.cuda import grid
+
+    return grid
 
 
 def rand(shape, seed=0):
@@ -99,10 +109,11 @@ REDUCTIONS = [("sum", np.sum), ("prod", np.prod), ("max", np.max), ("min", np.mi
 @pytest.mark.parametrize("skeleton", ["rows", "blocks"])
 @pytest.mark.parametrize("name,ref", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 2)])
-def test_both_reduction_skeletons_match_numpy(backend, monkeypatch, skeleton, name, ref, axis):
+def test_both_reduction_skeletons_match_numpy(backend, launches, monkeypatch, skeleton, name,
+                                              ref, axis):
     # Small blocks, so that a few hundred elements take several blocks per output
     # (exercising partial results, the last-block combine and the counter reset).
-    monkeypatch.setattr(backend, "MAX_THREADS", 8)
+    monkeypatch.setattr(launches, "MAX_THREADS", 8)
     if skeleton == "rows":
         monkeypatch.setattr(backend, "ROWS_THRESHOLD", 1)
     else:
@@ -114,9 +125,9 @@ def test_both_reduction_skeletons_match_numpy(backend, monkeypatch, skeleton, na
         np.testing.assert_allclose(got, ref(np.exp(a), axis=axis) * 2 + 1, rtol=RTOL)
 
 
-def test_a_block_reduction_with_stores_and_an_epilogue(backend, monkeypatch):
+def test_a_block_reduction_with_stores_and_an_epilogue(launches, monkeypatch):
     # W1's shape: the gradient is stored by the same kernel that folds the sum.
-    monkeypatch.setattr(backend, "MAX_THREADS", 8)
+    monkeypatch.setattr(launches, "MAX_THREADS", 8)
     a = rand(500)
     x = ng.tensor(a, device="cuda", requires_grad=True)
     y = (x.tanh() ** 2).sum()
@@ -226,5 +237,20 @@ def test_kernels_are_cached_per_target():
 
 
 def test_synchronize_and_device_name():
+    import numba
+    from numba import cuda
+
     ng.cuda.synchronize()
-    assert isinstance(ng.cuda.device_name(), str) and ng.cuda.device_name()
+    if numba.config.ENABLE_CUDASIM:
+        assert ng.cuda.device_name() == "Numba's CUDA simulator (kernels run on the CPU)"
+    else:  # the GPU's own name, as text (numba-cuda gives bytes in older releases)
+        gpu = cuda.get_current_device().name
+        assert ng.cuda.device_name() == (gpu.decode() if isinstance(gpu, bytes) else gpu)
+
+
+def test_launches_are_logged_only_when_the_kernel_log_is_set(launches):
+    # NUMGRAD_CUDA_KERNEL_LOG is read once, at import: unset, a launch is the bare call.
+    from numgrad.kernels.cuda import ptx
+
+    assert ptx.LOG == (os.environ.get("NUMGRAD_CUDA_KERNEL_LOG") or None)
+    assert (launches.start is launches._start) == (ptx.LOG is None)

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import numgrad as ng
-from numgrad.kernels import cpu
 
 rng = np.random.default_rng(0)
 
@@ -63,11 +62,13 @@ def test_explain_shows_kernels_and_runs_nothing():
     with ng.engine.record() as rec:
         text = ng.explain(y)
     assert rec.kernels_launched == 0 and rec.kernels_compiled == 0
-    assert text.startswith("kernel 0: sum of") and "def kernel(" in text
+    assert rec.bytes_allocated == 0
+    key = ng.device.as_device("cpu").backend.key  # 'cpu' (Numba), or 'numpy' (interpreted)
+    assert text.startswith(f"kernel 0 on {key}: sum of") and "def kernel(" in text
     assert not y._buf.is_realized
 
 
-def test_rerun_compiles_nothing_and_keys_are_structural():
+def test_rerun_compiles_nothing_and_keys_are_structural(numba_cpu):
     def program(x, s):
         return ((x * s).sin() + 1.25).sum()
 
@@ -81,7 +82,7 @@ def test_rerun_compiles_nothing_and_keys_are_structural():
     assert rec.cache_hits == rec.kernels_launched == 4
 
 
-def test_parallel_kernels_match_serial(monkeypatch):
+def test_parallel_kernels_match_serial(monkeypatch, numba_cpu):
     a = rng.standard_normal((6, 50))
     x = ng.tensor(a)
     programs = {
@@ -90,13 +91,14 @@ def test_parallel_kernels_match_serial(monkeypatch):
         "row max": (lambda t: t.max(axis=1) + 1, lambda v: v.max(axis=1) + 1),
         "column sum": (lambda t: t.sum(axis=0), lambda v: v.sum(axis=0)),
     }
-    monkeypatch.setattr(cpu, "PARALLEL_THRESHOLD", 16)
+    monkeypatch.setattr(numba_cpu, "PARALLEL_THRESHOLD", 16)
     for name, (fn, ref) in programs.items():
         np.testing.assert_allclose(fn(x).numpy(), ref(a), rtol=1e-12, err_msg=name)
 
 
 def _run(code: str, cache: str) -> str:
-    env = dict(os.environ, NUMGRAD_CACHE_DIR=cache)
+    # These tests are about the Numba target's disk cache, whatever the suite runs on.
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=cache, NUMGRAD_CPU_KERNELS="numba")
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
@@ -133,7 +135,7 @@ def test_truncated_cache_files_cost_a_recompile_not_a_crash(tmp_path):
 
 
 def test_two_processes_compiling_at_once_both_get_correct_values(tmp_path):
-    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_CPU_KERNELS="numba")
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(PROGRAM)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
@@ -163,14 +165,29 @@ def test_fusion_switch_gives_the_same_values(tmp_path, fusion):
     code = """
         import numpy as np, numgrad as ng
         x = ng.tensor(np.linspace(0.1, 2, 12).reshape(3, 4), requires_grad=True)
-        loss = (x.log() * x.sum(axis=0)).std() + x.var()
-        loss.backward()
-        print(repr((loss.item(), x.grad.numpy().round(12).tolist())))
+        with ng.engine.record() as rec:
+            loss = (x.log() * x.sum(axis=0)).std() + x.var()
+            loss.backward()
+            result = (loss.item(), x.grad.numpy().tolist())
+        print(rec.kernels_launched, repr(result))
     """
     env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_FUSION=fusion)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    a = np.linspace(0.1, 2, 12).reshape(3, 4)
-    value = eval(out.stdout)[0]
-    np.testing.assert_allclose(value, (np.log(a) * a.sum(0)).std() + a.var(), rtol=1e-12)
+    kernels, result = out.stdout.split(" ", 1)
+    value, grad = eval(result)
+
+    anp = pytest.importorskip("autograd.numpy")
+    from autograd import value_and_grad
+
+    def loss(a):
+        return anp.std(anp.log(a) * anp.sum(a, axis=0)) + anp.var(a)
+
+    want_value, want_grad = value_and_grad(loss)(np.linspace(0.1, 2, 12).reshape(3, 4))
+    np.testing.assert_allclose(value, want_value, rtol=1e-12,
+                               err_msg=f"float64 loss, NUMGRAD_FUSION={fusion}, rtol 1e-12")
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12,
+                               err_msg=f"float64 gradient, NUMGRAD_FUSION={fusion}, rtol 1e-12")
+    # the switch really is off: unfused, every operation is a kernel (40, against 10 fused)
+    assert (int(kernels) > 20) == (fusion == "0"), kernels

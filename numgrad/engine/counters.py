@@ -8,6 +8,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
+from numgrad.kernels import COMPILED, DISK, HIT, INTERPRETED
+
 log = logging.getLogger("numgrad")
 #: ``NUMGRAD_DEBUG=1`` logs each realization's counts and each compile;
 #: ``NUMGRAD_DEBUG=fusion`` also logs why the scheduler cut each fusion group.
@@ -25,6 +27,8 @@ class Record:
     kernels_compiled: int = 0
     cache_hits: int = 0
     disk_hits: int = 0
+    #: launches run by the NumPy interpreter (``NUMGRAD_CPU_KERNELS=numpy``): nothing compiled
+    kernels_interpreted: int = 0
     bytes_allocated: int = 0
 
     def __str__(self) -> str:
@@ -40,6 +44,15 @@ def count(**amounts: int) -> None:
     for rec in (total, *_open):
         for name, amount in amounts.items():
             setattr(rec, name, getattr(rec, name) + amount)
+
+
+_LAUNCH_COUNTER = {HIT: "cache_hits", DISK: "disk_hits", COMPILED: "kernels_compiled",
+                   INTERPRETED: "kernels_interpreted"}
+
+
+def count_launch(how: str) -> None:
+    """Count one generated kernel's launch, `how` its target obtained the kernel."""
+    count(kernels_launched=1, **{_LAUNCH_COUNTER[how]: 1})
 
 
 @contextlib.contextmanager

@@ -2,37 +2,52 @@
 
 from __future__ import annotations
 
-from numgrad.engine.realize import _region_view, plan
-from numgrad.engine.schedule import Kernel, schedule
+from numgrad.engine.realize import region_view
+from numgrad.engine.schedule import schedule
+from numgrad.engine.steps import Launch
+from numgrad.kernels.layout import arrange, contiguous_strides
 
 
 def explain(*tensors) -> str:
-    """Describe the schedule that would realize `tensors`: one entry per kernel.
+    """Describe the schedule that would realize `tensors`: one entry per kernel, with
+    the target that runs it and, for generated kernels, their source.
+
+    Nothing runs and nothing is allocated: inputs not computed yet are taken as
+    contiguous.
 
     Examples
     --------
     >>> import numgrad as ng
     >>> x = ng.tensor([1.0, 2.0])
     >>> print(ng.explain((x * 2).exp().sum()).splitlines()[0])
-    kernel 0: sum of 2 fused operations -> () float64
+    kernel 0 on cpu: sum of 2 fused operations -> () float64
     """
-    items = schedule([t._buf for t in tensors])
-    if not items:
+    pending = [t._buf for t in tensors if not t._buf.is_realized]
+    if not pending:
         return "nothing to run: every value is already computed"
+    plan, slots = schedule(pending)
     parts = []
-    for n, item in enumerate(items):
-        out = item.out
-        if isinstance(item, Kernel):
-            backend = out.device.backend
-            strides = [backend.strides(_region_view(item, i, backend)) if b.is_realized
-                       else None for i, b in enumerate(item.inputs)]
-            program, shape, _ = plan(item, strides)
-            ops = sum(1 for ins in item.code + item.epilogue if ins[0] not in ("in", "arg", "acc"))
-            what = f"{item.reduce.op.name} of {ops} fused operations" if item.reduce \
-                else f"{ops} fused operations"
-            source = backend.render(program, backend.variant(program, shape))
-            parts.append(f"kernel {n}: {what} -> {out.shape} {out.dtype}\n{source}")
-        else:
-            parts.append(f"kernel {n}: {out.op.name} on the {out.device} backend -> "
-                         f"{out.shape} {out.dtype}\n")
+    for n, step in enumerate(plan.steps):
+        if not isinstance(step, Launch):
+            out = plan.slots[step.output]
+            parts.append(f"kernel {n} on {out.device.backend.key}: {step.op} -> {out.shape} "
+                         f"{out.dtype}\n")
+            continue
+        outputs = [plan.slots[s] for s in step.outputs]
+        backend = outputs[0].device.backend
+        strides = []
+        for i, read in enumerate(step.inputs):
+            buf, region = slots[read.slot], step.region(i)
+            strides.append(
+                backend.strides(region_view(backend, buf.realized, read, region))
+                if buf.is_realized else contiguous_strides(region, buf.dtype.itemsize))
+        program, shape, _ = arrange(step.program, step.loop, step.reduced,
+                                    [o.dtype.itemsize for o in outputs], strides)
+        ops = sum(1 for ins in program.code + program.epilogue
+                  if ins[0] not in ("in", "arg", "acc"))
+        what = f"{program.reduce} of {ops} fused operations" if program.reduce \
+            else f"{ops} fused operations"
+        source = backend.render(program, backend.variant(program, shape))
+        parts.append(f"kernel {n} on {backend.key}: {what} -> {outputs[0].shape} "
+                     f"{outputs[0].dtype}\n{source}")
     return "\n".join(parts)

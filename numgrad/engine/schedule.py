@@ -16,167 +16,24 @@ cut.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-
-import numpy as np
-
-from numgrad.dtypes import NAMES as _DTYPE_NAMES
 from numgrad.engine.counters import DEBUG, log
+from numgrad.engine.lowering import (
+    FUSION,
+    INLINE,
+    MAX_KERNEL_OPS,
+    Kernel,
+    build_kernel,
+    gather_key,
+    is_unit_reshape,
+    merge_siblings,
+)
+from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
-from numgrad.ops import CAST, CONST, ELEMENTWISE, REDUCE
+from numgrad.ops import CONST, ELEMENTWISE, REDUCE
 
-FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) has at most this many operations.
 RECOMPUTE_LIMIT = 8
-#: Compile time grows with a kernel's size, so a group stops growing here; long
-#: repetitive chains are then cut into pieces of one structure, compiled once.
-MAX_KERNEL_OPS = 256
-INLINE = object()  # root_of marker: computed inside every kernel that uses it
-
-
-@dataclass(eq=False)
-class Kernel:
-    """A generated kernel: straight-line code over array `inputs` and scalar `args`.
-
-    `code` runs at every point of the loop nest and `stores` says which of its
-    values are written to which outputs of the loop's full shape. With a reduction,
-    the value at position `folded` is also folded into an accumulator by `reduce`
-    over the reduced (innermost) dimensions; then `epilogue` runs once per output
-    element, with ``("acc",)`` for the reduced value, and writes `out`. Inputs read
-    by the epilogue (`in_epilogue`) span the kept dimensions only. Each input is read
-    through `views`, the movement nodes between it and the kernel (outermost first);
-    `tables` are arrays read whole by gathers.
-    """
-
-    out: LazyBuffer
-    reduce: LazyBuffer | None = None
-    folded: int = -1
-    stores: list[tuple[LazyBuffer, int]] = field(default_factory=list)
-    code: list[tuple] = field(default_factory=list)
-    dtypes: list[str] = field(default_factory=list)
-    epilogue: list[tuple] = field(default_factory=list)
-    epilogue_dtypes: list[str] = field(default_factory=list)
-    inputs: list[LazyBuffer] = field(default_factory=list)
-    in_epilogue: list[bool] = field(default_factory=list)
-    views: list[tuple[LazyBuffer, ...]] = field(default_factory=list)
-    tables: list[LazyBuffer] = field(default_factory=list)
-    args: list = field(default_factory=list)
-    arg_nodes: list[LazyBuffer] = field(default_factory=list)  # the constant of each arg
-    _arg_index: dict[int, int] = field(default_factory=dict)
-
-    def arg(self, const: LazyBuffer) -> int:
-        """The index of the scalar argument holding constant `const` (added if new)."""
-        if id(const) not in self._arg_index:
-            self._arg_index[id(const)] = len(self.args)
-            self.args.append(const.arg)
-            self.arg_nodes.append(const)
-        return self._arg_index[id(const)]
-
-    @property
-    def loop_shape(self) -> tuple[int, ...]:
-        return self.reduce.srcs[0].shape if self.reduce else self.out.shape
-
-    @property
-    def reduced_axes(self) -> tuple[int, ...]:
-        return tuple(self.reduce.arg) if self.reduce else ()
-
-    @property
-    def kept_shape(self) -> tuple[int, ...]:
-        axes = self.reduced_axes
-        return tuple(d for i, d in enumerate(self.loop_shape) if i not in axes)
-
-    def region_shape(self, i: int) -> tuple[int, ...]:
-        """The shape input `i` is read at: the kept dimensions (epilogue) or the loop's."""
-        return self.kept_shape if self.in_epilogue[i] else self.loop_shape
-
-    @property
-    def outputs(self) -> list[LazyBuffer]:
-        """The reduction's output (if any), then the full-shape outputs."""
-        return ([self.out] if self.reduce else []) + [buf for buf, _ in self.stores]
-
-    def absorb(self, other: Kernel) -> None:
-        """Compute `other` (over this kernel's loop nest) here too.
-
-        Its code joins this kernel's loop body, and its reduction (this kernel has
-        none then) joins with its epilogue. Inputs, tables and subexpressions the
-        two share are read and computed once, and `other`'s reads of this kernel's
-        outputs become the values themselves.
-        """
-        emitted = {(ins, dtype): pos for pos, (ins, dtype) in
-                   reversed(list(enumerate(zip(self.code, self.dtypes))))}
-        stored = {id(buf): pos for buf, pos in self.stores}
-        body = self._remap(other, other.code, other.dtypes, self.code, self.dtypes,
-                           emitted, stored, epilogue=False)
-        self.stores += [(buf, body[p]) for buf, p in other.stores]
-        if other.reduce:
-            self.out, self.reduce, self.folded = other.out, other.reduce, body[other.folded]
-            self.epilogue, self.epilogue_dtypes = [], []
-            self._remap(other, other.epilogue, other.epilogue_dtypes, self.epilogue,
-                        self.epilogue_dtypes, {}, {}, epilogue=True)
-
-    def _remap(self, other, code, dtypes, into, into_dtypes, emitted, stored, epilogue):
-        """Append `other`'s `code` to `into`, renumbered for this kernel."""
-        inputs = {(id(b), tuple(map(id, v)), late): i for i, (b, v, late) in
-                  enumerate(zip(self.inputs, self.views, self.in_epilogue))}
-        moved: dict[int, int] = {}
-        for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
-            name, *operands = ins
-            if name == "in":
-                buf, views = other.inputs[operands[0]], other.views[operands[0]]
-                if not views and id(buf) in stored:
-                    moved[pos] = stored[id(buf)]
-                    continue
-                key = (id(buf), tuple(map(id, views)), epilogue)
-                if key not in inputs:
-                    inputs[key] = len(self.inputs)
-                    self.inputs.append(buf)
-                    self.views.append(views)
-                    self.in_epilogue.append(epilogue)
-                ins = ("in", inputs[key])
-            elif name == "arg":
-                ins = ("arg", self.arg(other.arg_nodes[operands[0]]))
-            elif name == "gather":
-                table = other.tables[operands[0]]
-                if table not in self.tables:
-                    self.tables.append(table)
-                ins = ("gather", self.tables.index(table), *(moved[p] for p in operands[1:]))
-            elif name != "acc":
-                ins = (name, *(moved[p] for p in operands))
-            if (ins, dtype) not in emitted:
-                emitted[(ins, dtype)] = len(into)
-                into.append(ins)
-                into_dtypes.append(dtype)
-            moved[pos] = emitted[(ins, dtype)]
-        return moved
-
-    def reads_plainly(self, buf: LazyBuffer) -> bool:
-        """Whether every read of `buf` here is at the loop's own index (in the body)."""
-        return all(not v and not late for b, v, late in
-                   zip(self.inputs, self.views, self.in_epilogue) if b is buf) and \
-            buf not in self.tables
-
-
-@dataclass(eq=False)
-class BackendOp:
-    """A movement, gather or matmul, run by the target's backend function of that name."""
-
-    out: LazyBuffer
-
-
-def is_unit_reshape(buf: LazyBuffer) -> bool:
-    """A reshape that only adds or drops length-1 axes: the same elements in order."""
-    return buf.op.name == "reshape" and (
-        [d for d in buf.shape if d != 1] == [d for d in buf.srcs[0].shape if d != 1])
-
-
-def gather_key(buf: LazyBuffer) -> tuple | None:
-    """The index arrays of ``x[i, j, ...]`` (one integer array per axis), else None."""
-    key = buf.arg if buf.op.name == "index" else None
-    if key is None or len(key) != len(buf.srcs[0].shape):
-        return None
-    return key if all(getattr(k, "dtype", None) is not None for k in key) else None
 
 
 def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
@@ -208,8 +65,10 @@ def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
     return order
 
 
-def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
-    """The kernels and backend operations that realize `targets`, in order."""
+def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
+    """The schedule that computes the unrealized `targets`, and the buffer
+    of each of its slots: the computed ones feed `Schedule.sources`, the others receive
+    what the schedule computes."""
     order = toposort(targets)
     users: dict[int, dict[int, LazyBuffer]] = {id(b): {} for b in order}
     weight: dict[int, int] = {}  # operations to recompute a node from computed buffers
@@ -245,50 +104,41 @@ def schedule(targets: list[LazyBuffer]) -> list[Kernel | BackendOp]:
     # than read back: its kernel and its consumers' can then run as one.
     cheap_roots = {id(b) for b in order if root_of[id(b)] is b and b.op.kind in ELEMENTWISE
                    and weight[id(b)] <= RECOMPUTE_LIMIT}
-    items: list[Kernel | BackendOp] = []
+    items: list[Kernel | LazyBuffer] = []
     for buf in order:
         if root_of[id(buf)] is buf:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
-            items.append(_kernel(buf, root_of, cheap_roots) if kernel else BackendOp(buf))
-    return _merge_siblings(items) if FUSION else items
+            items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
+    return _freeze(merge_siblings(items) if FUSION else items)
 
 
-def _merge_siblings(items: list[Kernel | BackendOp]) -> list[Kernel | BackendOp]:
-    """Let kernels over the same loop nest run as one, with several outputs.
+def _freeze(items: list[Kernel | LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
+    """Number the buffers that `items` touch and make each item a frozen step."""
+    slot_of: dict[int, int] = {}
+    bufs: list[LazyBuffer] = []
+    sources, uploads = [], []
 
-    A loss and its gradient, or a parameter and its optimizer state, then take one
-    pass over their common inputs. A kernel joins the earliest kernel (of the same
-    loop nest, at most one reduction between them) that runs after everything it
-    reads, or that computes what it reads at the same index.
-    """
-    merged: list[Kernel | BackendOp] = []
-    made_by: dict[int, int] = {}  # buffer -> index in `merged` of what computes it
+    def slot(buf: LazyBuffer) -> int:
+        if id(buf) not in slot_of:
+            slot_of[id(buf)] = len(bufs)
+            if buf.is_realized:
+                sources.append(len(bufs))
+            elif buf.op.name == "load":  # a gather index (`lowering._index_upload`)
+                uploads.append((len(bufs), buf.arg))
+            bufs.append(buf)
+        return slot_of[id(buf)]
 
-    def can_host(h: int, item: Kernel, reads) -> bool:
-        k = merged[h]
-        if not isinstance(k, Kernel) or k.loop_shape != item.loop_shape or \
-                k.out.device != item.out.device or \
-                (k.reduce and item.reduce) or len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
-            return False
-        stored = {id(buf) for buf, _ in k.stores}
-        return all(made_by.get(id(b), -1) < h or made_by[id(b)] == h and id(b) in stored
-                   and item.reads_plainly(b) for b in reads)
-
+    steps = []
     for item in items:
         if isinstance(item, Kernel):
-            reads, outputs = [*item.inputs, *item.tables], item.outputs
-            host = next((h for h in range(len(merged)) if can_host(h, item, reads)), None)
+            steps.append(item.freeze(slot))
+        elif item.is_const:  # a constant needed as an array: a broadcast scalar
+            steps.append(Call("full", (), item.arg, slot(item)))
         else:
-            reads, outputs, host = list(item.out.srcs), [item.out], None
-        if host is None:
-            merged.append(item)
-            host = len(merged) - 1
-        else:
-            merged[host].absorb(item)
-        for buf in outputs:
-            made_by[id(buf)] = host
-    return merged
+            steps.append(Call(item.op.name, tuple(map(slot, item.srcs)), item.arg, slot(item)))
+    slots = tuple(Slot(b.shape, b.dtype, b.device) for b in bufs)
+    return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs
 
 
 def _place(buf, users, wanted, root_of, has_reduce, weight, size):
@@ -322,98 +172,3 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size):
     if buf.op.kind != REDUCE and weight[id(buf)] <= RECOMPUTE_LIMIT:
         return INLINE
     return f"consumed by {len(groups)} kernels"
-
-
-def _kernel(root: LazyBuffer, root_of, cheap_roots: set[int]) -> Kernel:
-    """Gather `root`'s group into straight-line code, sources first."""
-    kernel = Kernel(root)
-    if root.op.kind == REDUCE:
-        kernel.reduce = root
-        kernel.epilogue.append(("acc",))
-        kernel.epilogue_dtypes.append(_DTYPE_NAMES[root.dtype])
-    else:
-        position = _gather(kernel, root, root_of, root, cheap_roots)
-    if kernel.reduce is None:
-        kernel.stores.append((root, position))
-        return kernel
-    if kernel.reduce is not root:  # what was gathered so far runs after the loop
-        kernel.epilogue, kernel.epilogue_dtypes = kernel.code, kernel.dtypes
-        kernel.code, kernel.dtypes = [], []
-        kernel.in_epilogue = [True] * len(kernel.inputs)
-    kernel.folded = _gather(kernel, kernel.reduce.srcs[0], root_of, root, cheap_roots)
-    return kernel
-
-
-def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
-            cheap_roots: set[int]) -> int:
-    """Emit the code computing `start` within `root`'s kernel; return its position.
-
-    Below a fused movement node the values are read through it: each stack entry
-    carries the chain of movements above it, and so does each input.
-    """
-    position: dict[tuple, int] = {}
-    emitted: dict[tuple, int] = {}  # common subexpressions are computed once
-
-    def emit(key: tuple, dtype, instruction: tuple) -> int:
-        typed = (instruction, _DTYPE_NAMES[dtype])
-        if typed not in emitted or instruction[0] == "in":
-            emitted[typed] = len(kernel.code)
-            kernel.code.append(instruction)
-            kernel.dtypes.append(typed[1])
-        position[key] = emitted[typed]
-        return position[key]
-
-    def load(buf: LazyBuffer, views: tuple, key: tuple) -> int:
-        kernel.inputs.append(buf)
-        kernel.in_epilogue.append(False)
-        kernel.views.append(views)
-        return emit(key, buf.dtype, ("in", len(kernel.inputs) - 1))
-
-    stack = [(start, (), False)]
-    while stack:
-        buf, views, expanded = stack.pop()
-        key = (id(buf), tuple(id(v) for v in views))
-        if key in position:
-            continue
-        place = None if buf.is_realized else root_of[id(buf)]
-        here = place is root or place is INLINE or \
-            place is not None and FUSION and id(place) in cheap_roots
-        if buf.is_const and not buf.is_realized:
-            emit(key, buf.dtype, ("arg", kernel.arg(buf)))
-        elif here and buf.op.kind == REDUCE and buf is not start:
-            kernel.reduce = buf
-            emit(key, buf.dtype, ("acc",))
-        elif not here or buf.op.kind == REDUCE:
-            load(buf, views, key)
-        elif gather_key(buf) is not None:
-            # The table is read whole; the index arrays are inputs like any other.
-            table = buf.srcs[0]
-            kernel.tables.append(table)
-            indices = [load(_index_array(k, n, buf.shape, table.device), views, (id(k), key))
-                       for k, n in zip(buf.arg, table.shape)]
-            emit(key, buf.dtype, ("gather", len(kernel.tables) - 1, *indices))
-        elif buf.op.kind not in ELEMENTWISE:  # a fused movement: read through it
-            inner = views + (buf,)
-            src_key = (id(buf.srcs[0]), tuple(id(v) for v in inner))
-            if src_key in position:
-                position[key] = position[src_key]
-            elif not expanded:
-                stack.append((buf, views, True))
-                stack.append((buf.srcs[0], inner, False))
-            else:
-                position[key] = position[src_key]
-        elif not expanded:
-            stack.append((buf, views, True))
-            stack.extend((s, views, False) for s in reversed(buf.srcs)
-                         if (id(s), key[1]) not in position)
-        else:
-            name = "cast" if buf.op.kind == CAST else buf.op.name
-            emit(key, buf.dtype, (name, *(position[(id(s), key[1])] for s in buf.srcs)))
-    return position[(id(start), ())]
-
-
-def _index_array(index, n: int, shape, device) -> LazyBuffer:
-    """One gather index as a buffer of the gather's shape, negative indices wrapped."""
-    wrapped = np.where(index < 0, index + n, index).astype(np.int64)
-    array = device.backend.expand(device.backend.from_numpy(wrapped), shape)
-    return LazyBuffer.load(array, device)

@@ -2,9 +2,11 @@
 
 Numba can only cache functions that live in a file, so each generated source is
 written to ``<cache dir>/k_<hash>.py`` and imported; Numba's ``cache=True`` then
-keeps the machine code beside it in ``__pycache__``. Files are written atomically
-(a temporary file, then a rename), and a module file whose text is not exactly
-the expected source (truncated, corrupt, foreign) is rewritten.
+keeps the machine code beside it in ``__pycache__`` (`numgrad.kernels.jit` adds
+what is Numba's: its version in every key, recovery from damaged machine code).
+Files are written atomically (a temporary file, then a rename), and a module file
+whose text is not exactly the expected source (truncated, corrupt, foreign) is
+rewritten.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-
-import numba
 
 #: Bump when generated code changes meaning, to orphan old entries.
 FORMAT_VERSION = 1
@@ -42,20 +42,10 @@ def lookup(key: tuple, source: Callable[[], str], name: str = "kernel") -> Calla
     if key in _memory:
         return _memory[key]
     text = source()
-    digest = hashlib.sha256(
-        f"{FORMAT_VERSION}|{numba.__version__}|{key!r}|{text}".encode()
-    ).hexdigest()[:32]
+    digest = hashlib.sha256(f"{FORMAT_VERSION}|{key!r}|{text}".encode()).hexdigest()[:32]
     kernel = _import(_write(f"k_{digest}", text), f"numgrad_kernel_{digest}", name)
     _memory[key] = kernel
     return kernel
-
-
-def forget_compiled(source_file: str) -> None:
-    """Delete Numba's cached machine code for the kernel module `source_file` (after it
-    failed to load)."""
-    path = Path(source_file)
-    for entry in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
-        entry.unlink(missing_ok=True)
 
 
 def clear() -> None:

@@ -1,7 +1,7 @@
-"""The CPU target: NumPy arrays as buffers, Numba-compiled loops, NumPy's BLAS for matmul.
+"""The CPU target: NumPy arrays as buffers (`numgrad.kernels.host`), Numba-compiled loops.
 
-Every function here takes and returns arrays of this target; the engine finds them
-by the primitive's name (``reshape``, ``matmul``, ...), so a target is one module.
+Kernels are ``numba.njit`` loops over the collapsed loop nest, serial or parallel
+(``prange``) per launch, cached on disk (`numgrad.kernels.jit`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402 - after the OpenMP setting
-import numpy as np  # noqa: E402
 
+from numgrad.kernels import jit  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
+from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 
-name = "cpu"
-#: the target in kernel cache keys
-target = "cpu"
+#: this target in kernel cache keys
+key = "cpu"
 
 #: Launches over at least this many elements use a parallel kernel. Below it the
 #: thread start-up costs more than it saves on 2 cores (see docs/design.md), and
@@ -28,74 +28,43 @@ target = "cpu"
 PARALLEL_THRESHOLD = 1 << 20
 
 
-def empty(shape, dtype) -> np.ndarray:
-    return np.empty(shape, dtype)
-
-
-def full(shape, value, dtype) -> np.ndarray:
-    """A read-only array of `shape` holding `value`: one element, broadcast."""
-    return np.broadcast_to(np.array(value, dtype), shape)
-
-
-def from_numpy(array: np.ndarray) -> np.ndarray:
-    """A private copy of `array`; the caller may mutate theirs afterwards."""
-    return np.array(array, copy=True, order="C")
-
-
-def to_numpy(array: np.ndarray) -> np.ndarray:
-    return np.array(array, copy=True)
-
-
-def strides(array: np.ndarray) -> tuple[int, ...]:
-    return array.strides
-
-
-def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np.ndarray:
-    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
-
-
-def is_view(array: np.ndarray) -> bool:
-    """Whether `array` shares another array's memory (it allocated nothing)."""
-    return array.base is not None
-
-
-def copy(array, source) -> np.ndarray:
-    """`array`, a buffer of device `source`, copied here."""
-    return source.backend.to_numpy(array)
-
-
 # ---- generated kernels ---------------------------------------------------------------
 
-def variant(program: Program, shape: tuple[int, ...]) -> bool:
-    """Whether a launch over `shape` runs the parallel kernel (large launches only:
-    parallel kernels compile several times slower)."""
-    return math.prod(shape) >= PARALLEL_THRESHOLD
+SERIAL, PARALLEL = "serial", "parallel"
 
 
-def launch(kernel, parallel: bool, outs, shape, inputs, args) -> None:
-    kernel(*outs, shape, numba.get_num_threads(), *inputs, *args)
+def variant(program: Program, shape: tuple[int, ...]) -> str:
+    """`PARALLEL` for large launches, else `SERIAL` (parallel kernels start threads
+    and compile several times slower)."""
+    return PARALLEL if math.prod(shape) >= PARALLEL_THRESHOLD else SERIAL
 
 
-def compile_state(kernel) -> tuple[int, int]:
+def kernel(program: Program, variant: str):
+    return jit.kernel((program, variant, key), lambda: render(program, variant))
+
+
+def launch(kernel, variant: str, outs, shape, inputs, args) -> str:
+    return jit.launch(
+        kernel, lambda: kernel(*outs, shape, numba.get_num_threads(), *inputs, *args),
+        _compile_state, kernel.py_func.__code__.co_filename)
+
+
+def _compile_state(kernel) -> tuple[int, int]:
     """How many signatures `kernel` has compiled, and how many it loaded from disk."""
     return len(kernel.overloads), sum(kernel.stats.cache_hits.values())
 
 
-def source_file(kernel) -> str:
-    """The module file `kernel` was compiled from."""
-    return kernel.py_func.__code__.co_filename
-
-
-def render(program: Program, parallel: bool = False, name: str = "kernel") -> str:
+def render(program: Program, variant: str = SERIAL, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
     The kernel's signature is ``name([red,] out0, ..., shape, threads, in0, ...,
     tab0, ..., arg0, ...)``: `shape` is the loop nest (kept dimensions, then reduced
     ones) and every input is a view spanning it (stride 0 where it does not vary).
-    A `parallel` kernel spreads its outer loop over `threads` (an argument, because
+    A `PARALLEL` kernel spreads its outer loop over `threads` (an argument, because
     a kernel that asks Numba for it cannot be cached); a reduction with few outputs
     is cut into chunks reduced in parallel.
     """
+    parallel = variant == PARALLEL
     outs, ins, args = Skeleton.parameters(program)
     lines = [
         "import math",
@@ -116,47 +85,6 @@ def render(program: Program, parallel: bool = False, name: str = "kernel") -> st
     else:
         loops.serial_reduction()
     return "\n".join(lines) + "\n"
-
-
-# ---- movement and hand-written kernels, by primitive name ------------------------
-
-def reshape(array, shape):
-    return array.reshape(shape)
-
-
-def permute(array, axes):
-    return array.transpose(axes)
-
-
-def expand(array, shape):
-    return np.broadcast_to(array, shape)
-
-
-def index(array, key):
-    return array[key]
-
-
-def index_add(array, arg):
-    """Zeros of ``arg[1]``'s shape with `array` added at ``arg[0]`` (repeats add up)."""
-    key, shape = arg
-    out = np.zeros(shape, array.dtype)
-    np.add.at(out, key, array)
-    return out
-
-
-def index_put(array, values, key):
-    out = array.copy()
-    out[key] = values
-    return out
-
-
-def concatenate(*arrays_and_axis):
-    *arrays, axis = arrays_and_axis
-    return np.concatenate(arrays, axis=axis)
-
-
-def matmul(a, b, arg=None):
-    return np.matmul(a, b)
 
 
 class _Loops(Skeleton):

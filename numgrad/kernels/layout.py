@@ -1,6 +1,10 @@
-"""Collapse a kernel's loop nest to the fewest dimensions its operands allow."""
+"""Loop order: a kernel's loop nest arranged and collapsed for its operands' layouts."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+
+from numgrad.kernels.codegen import Program
 
 
 def collapse(shape: tuple[int, ...], strides: list[tuple[int, ...]], kept: int):
@@ -48,3 +52,44 @@ def contiguous_strides(shape, itemsize: int) -> tuple[int, ...]:
         strides.append(step)
         step *= d
     return tuple(reversed(strides))
+
+
+def arrange(program: Program, loop: tuple[int, ...], reduced: tuple[int, ...],
+            out_itemsizes: list[int], in_strides: list[tuple[int, ...]]):
+    """The loop nest of one launch: `program` collapsed for its operands' layouts.
+
+    `program` is written for the nest `loop` with the `reduced` axes moved last (see
+    `numgrad.engine.steps.Launch`). Outputs are new C-contiguous arrays (the
+    reduction's result over the kept dimensions first, if any, then the stores over
+    the loop); `in_strides` are the inputs' byte strides over the shape each is read at
+    (the kept dimensions for an epilogue input). Operands that do not vary along a
+    loop dimension have stride 0 there.
+
+    Returns ``(program, shape, strides)``: the program with its loop ranks (and
+    `reduce_outer`) for the collapsed nest `shape`, and each operand's strides over
+    it, outputs first.
+    """
+    kept = [d for d in range(len(loop)) if d not in reduced]
+    order = kept + list(reduced)
+    padding = (0,) * len(reduced)
+    kept_shape = tuple(loop[d] for d in kept)
+    operand_strides = []
+    sizes = iter(out_itemsizes)
+    if program.reduce:
+        operand_strides.append(contiguous_strides(kept_shape, next(sizes)) + padding)
+    for itemsize in sizes:
+        full = contiguous_strides(loop, itemsize)
+        operand_strides.append(tuple(full[d] for d in order))
+    for s, late in zip(in_strides, program.in_epilogue):
+        operand_strides.append(tuple(s) + padding if late else tuple(s[d] for d in order))
+    shape, operand_strides, kept_rank = collapse(
+        tuple(loop[d] for d in order), operand_strides, len(kept))
+    # A reduction whose data is contiguous along a kept dimension (a column sum)
+    # runs its reduced loops outermost.
+    n_out = len(out_itemsizes)
+    body = [s for s, late in zip(operand_strides[n_out:], program.in_epilogue) if not late]
+    walk = [min((abs(x), d) for d, x in enumerate(s) if x) for s in body if any(s)]
+    outer = bool(program.reduce) and bool(walk) and min(walk)[1] < kept_rank
+    program = replace(program, kept_rank=kept_rank, reduced_rank=len(shape) - kept_rank,
+                      reduce_outer=outer)
+    return program, shape, operand_strides

@@ -1,0 +1,93 @@
+"""Host buffers: NumPy arrays, their views and copies, and NumPy's BLAS for matmul.
+
+The buffer and movement half of the target contract (`numgrad.kernels`) for the CPU,
+shared by its two kernel modes: Numba-compiled (`numgrad.kernels.cpu`) and interpreted
+(`numgrad.kernels.interpreter`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
+           "is_view", "copy", "reshape", "permute", "expand", "index", "index_add",
+           "index_put", "concatenate", "matmul"]
+
+name = "cpu"
+
+
+def empty(shape, dtype) -> np.ndarray:
+    return np.empty(shape, dtype)
+
+
+def full(shape, value, dtype) -> np.ndarray:
+    """A read-only array of `shape` holding `value`: one element, broadcast."""
+    return np.broadcast_to(np.array(value, dtype), shape)
+
+
+def from_numpy(array: np.ndarray) -> np.ndarray:
+    """A private copy of `array`; the caller may mutate theirs afterwards."""
+    return np.array(array, copy=True, order="C")
+
+
+def to_numpy(array: np.ndarray) -> np.ndarray:
+    return np.array(array, copy=True)
+
+
+def strides(array: np.ndarray) -> tuple[int, ...]:
+    return array.strides
+
+
+def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np.ndarray:
+    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+
+
+def is_view(array: np.ndarray) -> bool:
+    """Whether `array` shares another array's memory (it allocated nothing)."""
+    return array.base is not None
+
+
+def copy(array, source) -> np.ndarray:
+    """`array`, a buffer of device `source`, copied here."""
+    return source.backend.to_numpy(array)
+
+
+# ---- movement and hand-written kernels, by primitive name ------------------------
+
+def reshape(array, shape):
+    return array.reshape(shape)
+
+
+def permute(array, axes):
+    return array.transpose(axes)
+
+
+def expand(array, shape):
+    return np.broadcast_to(array, shape)
+
+
+def index(array, key):
+    return array[key]
+
+
+def index_add(array, arg):
+    """Zeros of ``arg[1]``'s shape with `array` added at ``arg[0]`` (repeats add up)."""
+    key, shape = arg
+    out = np.zeros(shape, array.dtype)
+    np.add.at(out, key, array)
+    return out
+
+
+def index_put(array, values, key):
+    out = array.copy()
+    out[key] = values
+    return out
+
+
+def concatenate(*arrays_and_axis):
+    *arrays, axis = arrays_and_axis
+    return np.concatenate(arrays, axis=axis)
+
+
+def matmul(a, b, arg=None):
+    return np.matmul(a, b)

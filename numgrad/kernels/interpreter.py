@@ -1,0 +1,159 @@
+"""The NumPy interpreter target: CPU buffers, and every `Program` run as NumPy array code."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from numgrad.kernels import INTERPRETED
+from numgrad.kernels.codegen import Program, Skeleton, _substitute, scalar_type
+from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
+from numgrad.ops import TABLE
+
+#: this target in kernel cache keys
+key = "numpy"
+
+#: The one loop skeleton: whole arrays, whatever the launch's shape.
+ARRAYS = "numpy"
+
+#: NumPy forms (over operands ``x``, ``y``, ``z``) of the primitives whose NumPy
+#: reference (`Primitive.ref`) differs from their scalar expression in the Numba code.
+OVERRIDES = {
+    # -0.0 stays -0.0 (np.sign gives 0.0).
+    "sign": "np.where(x > 0, 1, np.where(x < 0, -1, x))",
+    # Two branches, so that neither exp overflows (the table's lambda has one).
+    "sigmoid": "np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x)))",
+    # On bools 1 / False is inf, cast to True (np.reciprocal gives False).
+    "reciprocal": "np.divide(1, x)",
+    # Ties keep x, so maximum(-0.0, 0.0) is -0.0 (np.maximum gives 0.0); NaN propagates.
+    "maximum": "np.where((x >= y) | (x != x), x, y)",
+    "minimum": "np.where((x <= y) | (x != x), x, y)",
+}
+
+_kernels: dict[tuple[Program, str], Callable] = {}
+
+
+def variant(program: Program, shape: tuple[int, ...]) -> str:
+    """`ARRAYS`: NumPy runs every launch the same way."""
+    return ARRAYS
+
+
+def kernel(program: Program, variant: str) -> Callable:
+    """The function `render` defines, executed into a fresh namespace; kept in memory."""
+    if (program, variant) not in _kernels:
+        namespace: dict = {}
+        exec(compile(render(program, variant), "<numgrad interpreted kernel>", "exec"),
+             namespace)
+        _kernels[program, variant] = namespace["kernel"]
+    return _kernels[program, variant]
+
+
+def launch(kernel: Callable, variant: str, outs, shape, inputs, args) -> str:
+    """Run `kernel`; like the Numba kernels, float errors and integer division by zero
+    neither warn nor raise. Returns `INTERPRETED`."""
+    with np.errstate(all="ignore"):
+        kernel(*outs, shape, 1, *inputs, *args)
+    return INTERPRETED
+
+
+def render(program: Program, variant: str = ARRAYS, name: str = "kernel") -> str:
+    """The source of a module defining `name`, which computes `program` with NumPy.
+
+    It computes what the Numba kernel computes (the same dtypes, NaN and infinity
+    handling, integer wrap-around), compiling nothing and writing no file. Its signature
+    is the Numba kernel's, ``name([red,] out0, ..., shape, threads, in0, ..., tab0, ...,
+    arg0, ...)``, each input a view spanning the loop nest `shape` (kept dimensions,
+    then reduced ones; an epilogue input has length 1 on the reduced ones). Each
+    instruction is one NumPy expression over the whole nest, cast to its dtype where
+    NumPy's result has another. A reduction folds the reduced (last) axes in the
+    accumulator's dtype; the epilogue then runs on the kept shape.
+    """
+    outs, ins, args = Skeleton.parameters(program)
+    lines = ["import math", "import numpy as np", "", "",
+             f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):"]
+    _Arrays(program, lines).write()
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _numpy_form(name: str, operand_dtypes: tuple[str, ...]) -> tuple[str, np.dtype]:
+    """Primitive `name` as a NumPy expression over ``x``, ``y``, ``z`` of `operand_dtypes`,
+    and the dtype of its result in NumPy."""
+    variables = "xyz"[:len(operand_dtypes)]
+    ref = TABLE[name].ref
+    expr = OVERRIDES.get(name) or f"np.{ref.__name__}({', '.join(variables)})"
+    try:
+        return expr, _probe(expr, variables, operand_dtypes)
+    except TypeError:
+        # NumPy refuses some arithmetic on bools (subtract); the Numba code computes
+        # on them as on integers.
+        expr = _substitute(expr, {v: f"{v}.astype(np.int64)" for v in variables})
+        return expr, _probe(expr, variables, operand_dtypes)
+
+
+def _probe(expr: str, variables: str, dtypes: tuple[str, ...]) -> np.dtype:
+    """The dtype of `expr` evaluated on empty arrays of `dtypes`."""
+    return eval(expr, {"np": np}, {v: np.empty(0, d) for v, d in zip(variables, dtypes)}).dtype
+
+
+class _Arrays(Skeleton):
+    """Whole-array statements: ``v3 = np.exp(v2)`` over the loop nest, no loops.
+
+    Body inputs are read whole (``in0[...]``); epilogue inputs at index 0 of the
+    reduced dimensions (``in1[..., 0]``), as in the Numba loops.
+    """
+
+    def __init__(self, program: Program, lines: list[str]):
+        super().__init__(program, lines)
+        self.full_index = "..."
+        self.dtype: dict[str, str] = {}  # each value's dtype, by name
+        self.varying: set[str] = set()  # values that are arrays, not scalar arguments
+
+    def write(self) -> None:
+        """The body, storing its outputs; then the reduction and its epilogue."""
+        self.body(0)
+        if self.p.reduce:
+            folded = f"v{self.p.folded}"
+            if folded not in self.varying:
+                folded = f"np.full(shape, {folded})"
+            axes = tuple(range(self.k, self.k + self.r))
+            how = f"dtype={self.acc}" if self.p.reduce in ("sum", "prod") \
+                else f"initial={self.identity}"  # max and min: the identity of empty axes
+            self.line(0, f"acc = np.{TABLE[self.p.reduce].ref.__name__}({folded}, "
+                         f"axis={axes}, {how})")
+            index = ", ".join(["...", *["0"] * self.r])
+            value = self.code(0, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
+            self.line(0, f"red[...] = {value}")
+
+    def code(self, depth: int, code, dtypes, index: str, prefix: str) -> str:
+        for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
+            value, given, varying = self.expression(ins, index, prefix)
+            if given != dtype:
+                value = f"{value}.astype({scalar_type(dtype)})"
+            self.line(depth, f"{prefix}{pos} = {value}")
+            self.dtype[f"{prefix}{pos}"] = dtype
+            if varying:
+                self.varying.add(f"{prefix}{pos}")
+        return f"{prefix}{len(code) - 1}"
+
+    def expression(self, ins, index: str, prefix: str) -> tuple[str, str, bool]:
+        """The NumPy expression of `ins`, its dtype, and whether it is an array."""
+        name, *operands = ins
+        if name == "arg":
+            return f"arg{operands[0]}", self.p.arg_dtypes[operands[0]], False
+        if name == "in":
+            return f"in{operands[0]}[{index}]", self.p.in_dtypes[operands[0]], True
+        if name == "acc":
+            return "acc", self.p.acc_dtype, True
+        if name == "gather":
+            table, *indices = operands
+            indices = ", ".join(f"{prefix}{i}" for i in indices)
+            return f"tab{table}[{indices}]", self.p.table_dtypes[table], True
+        names = [f"{prefix}{i}" for i in operands]
+        varying = any(n in self.varying for n in names)
+        if name == "cast":
+            return names[0], self.dtype[names[0]], varying
+        expr, given = _numpy_form(name, tuple(self.dtype[n] for n in names))
+        return _substitute(expr, dict(zip("xyz", names))), given.name, varying

@@ -1,0 +1,50 @@
+"""What the Numba-backed targets share: kernels from the disk cache, and launches that
+report how their kernel was obtained and recover from a damaged cache entry."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+
+from numgrad.kernels import COMPILED, DISK, HIT, cache
+
+
+def kernel(key: tuple, source: Callable[[], str], name: str = "kernel") -> Callable:
+    """The Numba dispatcher for `key` (with the Numba version: machine code depends on
+    it), from `source` written to the disk cache."""
+    return cache.lookup((*key, numba.__version__), source, name)
+
+
+def launch(kernel, call: Callable[[], None], compile_state: Callable, source_file: str) -> str:
+    """Run ``call()``, which launches `kernel`; returns `HIT`, `DISK` or `COMPILED`.
+
+    `compile_state(kernel)` gives the signatures compiled so far and how many of them
+    came from the disk cache. A launch that fails without compiling means Numba could
+    not load its cached machine code (a damaged file): that is dropped and the kernel
+    compiled again. A kernel that compiled never raises here.
+    """
+    compiled_before, disk_before = compile_state(kernel)
+    try:
+        call()
+    except Exception:
+        if compile_state(kernel)[0] > compiled_before:
+            raise
+        forget_compiled(source_file)
+        call()
+    compiled, disk = compile_state(kernel)
+    if compiled == compiled_before:
+        return HIT
+    if disk > disk_before:
+        return DISK
+    logging.getLogger("numgrad").debug("compiled kernel %s", source_file)
+    return COMPILED
+
+
+def forget_compiled(source_file: str) -> None:
+    """Delete Numba's cached machine code for the kernel module `source_file`."""
+    path = Path(source_file)
+    for entry in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
+        entry.unlink(missing_ok=True)

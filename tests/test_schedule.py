@@ -1,0 +1,123 @@
+"""The schedule as a value: frozen steps and bindings, run again over other buffers,
+built without touching a device; and the source generated for a few programs."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import numgrad as ng
+from numgrad.engine.realize import run
+from numgrad.engine.schedule import schedule
+from numgrad.engine.steps import Call, Launch
+from numgrad.kernels import cpu
+from numgrad.kernels.layout import arrange, contiguous_strides
+
+rng = np.random.default_rng(7)
+
+
+def _only_launch(t):
+    plan, _ = schedule([t._buf])
+    (step,) = plan.steps
+    assert isinstance(step, Launch)
+    return plan, step
+
+
+def test_a_schedule_is_frozen_and_names_slots_not_buffers():
+    x = ng.tensor(rng.standard_normal((3, 4)))
+    plan, step = _only_launch((x * 2).exp().sum(axis=1))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        step.loop = (1,)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.steps = ()
+    assert plan.sources == (step.inputs[0].slot,)
+    out = plan.slots[step.outputs[0]]
+    assert (out.shape, out.dtype, out.device) == ((3,), np.dtype("float64"), "cpu")
+    assert step.args == (2.0,)
+
+
+def test_a_schedule_runs_again_with_other_buffers():
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    x = ng.tensor(a)
+    y = (x.tanh() * x).sum(axis=0)
+    plan, slots = schedule([y._buf])
+    first = run(plan, [slots[s].realized for s in plan.sources])
+    second = run(plan, [b])  # the same plan, another buffer of that shape and dtype
+    out = plan.steps[-1].outputs[0]
+    np.testing.assert_allclose(first[out], (np.tanh(a) * a).sum(0), rtol=1e-12)
+    np.testing.assert_allclose(second[out], (np.tanh(b) * b).sum(0), rtol=1e-12)
+    assert not y._buf.is_realized  # running a plan binds nothing to the graph
+
+
+def test_the_scheduler_allocates_nothing_and_uploads_no_index(monkeypatch):
+    x = ng.tensor(rng.standard_normal((4, 5)))
+    rows, cols = np.array([3, -1, 0]), np.array([[0], [4]])
+    y = (x[rows, cols] * 2).sum()  # a gather fused into the kernel
+    calls, backend = [], ng.device.as_device("cpu").backend
+    monkeypatch.setattr(backend, "from_numpy", lambda a: calls.append(a) or np.array(a))
+    with ng.engine.record() as rec:
+        plan, _ = schedule([y._buf])
+        text = ng.explain(y)
+    assert calls == [] and rec.bytes_allocated == 0 and rec.kernels_launched == 0
+    assert f"kernel 0 on {backend.key}" in text
+    # the gather indices, bound when the plan runs, negative ones wrapped
+    (r_slot, r_index), (c_slot, c_index) = plan.uploads
+    np.testing.assert_array_equal(r_index, [3, 3, 0])
+    np.testing.assert_array_equal(c_index, [[0], [4]])
+    for slot in (r_slot, c_slot):
+        assert (plan.slots[slot].shape, plan.slots[slot].dtype) == ((2, 3), np.dtype("int64"))
+    np.testing.assert_allclose(y.item(), 2 * x.numpy()[rows, cols].sum(), rtol=1e-12)
+
+
+def test_backend_steps_are_calls_by_primitive_name():
+    a = ng.tensor(rng.standard_normal((2, 3)))
+    plan, _ = schedule([((a.exp() @ a.T) + 1)._buf])
+    kinds = [s.op if isinstance(s, Call) else "launch" for s in plan.steps]
+    assert kinds == ["permute", "launch", "matmul", "launch"]  # a.T is a view
+
+
+# ---- generated source --------------------------------------------------------------
+
+def _source(t, variant=cpu.SERIAL):
+    plan, step = _only_launch(t)
+    strides = [contiguous_strides(step.region(i), plan.slots[r.slot].dtype.itemsize)
+               for i, r in enumerate(step.inputs)]
+    program, shape, _ = arrange(step.program, step.loop, step.reduced,
+                                [plan.slots[s].dtype.itemsize for s in step.outputs],
+                                strides)
+    return program, shape, cpu.render(program, variant)
+
+
+def test_contiguous_elementwise_source_is_one_flat_loop():
+    x = ng.tensor(rng.standard_normal((3, 4, 5)))
+    program, shape, source = _source(x * 2 + 1)
+    assert shape == (60,) and program.kept_rank == 1
+    assert "for i0 in range(shape[0]):" in source and "in0[i0]" in source
+    assert "for i1" not in source and "prange" not in source
+
+
+def test_row_reduction_source_folds_inside_each_row():
+    x = ng.tensor(rng.standard_normal((3, 4)))
+    program, shape, source = _source((x * 2).exp().sum(axis=1))
+    assert shape == (3, 4) and program.reduce == "sum" and not program.reduce_outer
+    assert "acc = np.float64(0)" in source and "math.exp(" in source
+    assert "red[i0] = " in source
+
+
+def test_column_reduction_runs_its_reduced_loop_outside():
+    x = ng.tensor(rng.standard_normal((50, 8)))
+    program, _, source = _source(x.sum(axis=0))
+    assert program.reduce_outer
+    assert source.index("for i1 in range(shape[1]):") < source.index("for i0 in range(")
+
+
+def test_parallel_variant_spreads_the_outer_loop():
+    x = ng.tensor(rng.standard_normal((3, 4)))
+    _, _, source = _source(x.sin() + 1, variant=cpu.PARALLEL)
+    assert "parallel=True" in source and "numba.prange(shape[0])" in source
+
+
+def test_float32_sums_accumulate_in_float64():
+    x = ng.tensor(rng.standard_normal(10).astype(np.float32))
+    program, _, source = _source(x.sum())
+    assert program.acc_dtype == "float64" and "acc = np.float64(0)" in source
