@@ -1,4 +1,4 @@
-"""The op-table test matrix: every elementwise primitive, and the composites, checked
+"""The op-table test matrix: every primitive of the table, and the composites, checked
 against NumPy (values), central differences (`ng.gradcheck`, first and second order)
 and the HIPS `autograd` package (an independent gradient oracle).
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import numgrad as ng
-from numgrad.ops import BINARY, BOOL, TABLE, UNARY
+from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, UNARY
 
 UNARY_OPS = [p for p in TABLE.values() if p.kind == UNARY]
 BINARY_OPS = [p for p in TABLE.values() if p.kind == BINARY]
@@ -191,3 +191,85 @@ def test_kinks_follow_pytorch():
     ng.maximum(x, y).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.0])  # a tie shares evenly
     np.testing.assert_array_equal(y.grad.numpy(), [0.5, 1.0])
+
+
+# ---- reductions, movements and matmul: every other row of the table --------------------
+
+REDUCE_OPS = [p for p in TABLE.values() if p.kind == REDUCE]
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS, ids=lambda p: p.name)
+@pytest.mark.parametrize("axis", [None, 0, 2, (0, 2)], ids=str)
+def test_reductions(op, axis):
+    # distinct values (no ties for max/min) away from 0 (prod's rule for zeros is
+    # tested in test_array_ops)
+    a = np.random.default_rng(13).permutation(np.linspace(0.5, 2.0, 24)).reshape(2, 3, 4)
+    x = ng.tensor(a, requires_grad=True)
+    reduce = getattr(ng.Tensor, op.name)
+    got = reduce(x, axis=axis)
+    np.testing.assert_allclose(got.numpy(), op.ref(a, axis=axis), rtol=1e-12)
+    assert ng.gradcheck(lambda t: reduce(t, axis=axis), (x,))
+    assert ng.gradgradcheck(lambda t: reduce(t, axis=axis), (x,))
+    w = np.random.default_rng(14).standard_normal(np.shape(op.ref(a, axis=axis)))
+    (got * ng.tensor(w)).sum().backward()
+    want = autograd.grad(lambda v: anp.sum(getattr(anp, op.name)(v, axis=axis) * w))(a)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+_ROWS, _COLS = np.array([1, 0, 1]), np.array([3, 3, 0])  # repeats: gradients add up
+#: primitive -> (numgrad function, NumPy reference, autograd oracle or None), on a
+#: (2, 3, 4) input. The copy between devices needs two devices: test_cuda.py has it.
+MOVEMENTS = {
+    "reshape": (lambda t: t.reshape(4, 6), lambda a: a.reshape(4, 6),
+                lambda v: anp.reshape(v, (4, 6))),
+    "permute": (lambda t: t.transpose(2, 0, 1), lambda a: a.transpose(2, 0, 1),
+                lambda v: anp.transpose(v, (2, 0, 1))),
+    "expand": (lambda t: t[:, :1].broadcast_to((2, 5, 4)),
+               lambda a: np.broadcast_to(a[:, :1], (2, 5, 4)),
+               lambda v: anp.broadcast_to(v[:, :1], (2, 5, 4))),
+    "index": (lambda t: t[1:, ::2, [0, 3, 3]], lambda a: a[1:, ::2, [0, 3, 3]],
+              lambda v: v[1:, ::2, [0, 3, 3]]),
+    "index_add": (lambda t: t[0, 0, :3]._index_add((_ROWS, _COLS), (2, 4)),
+                  lambda a: _scatter_add(a[0, 0, :3], (_ROWS, _COLS), (2, 4)), None),
+    "index_put": (lambda t: t.index_put((slice(None), 1), t[:, 2] * 3),
+                  lambda a: _put(a, (slice(None), 1), a[:, 2] * 3), None),
+    "concatenate": (lambda t: ng.concatenate([t, t[:, :1] * 2], axis=1),
+                    lambda a: np.concatenate([a, a[:, :1] * 2], axis=1),
+                    lambda v: anp.concatenate([v, v[:, :1] * 2], axis=1)),
+    "matmul": (lambda t: t @ t.transpose(0, 2, 1), lambda a: a @ a.transpose(0, 2, 1),
+               lambda v: anp.matmul(v, anp.transpose(v, (0, 2, 1)))),
+    "copy": None,
+}
+
+
+def _scatter_add(values, key, shape):
+    out = np.zeros(shape)
+    np.add.at(out, key, values)
+    return out
+
+
+def _put(a, key, values):
+    out = a.copy()
+    out[key] = values
+    return out
+
+
+def test_every_movement_and_matmul_row_has_a_case():
+    rows = {p.name for p in TABLE.values() if p.kind in (MOVEMENT, MATMUL)}
+    assert rows == set(MOVEMENTS), "add a case for each new row to MOVEMENTS"
+
+
+@pytest.mark.parametrize("name", [n for n, case in MOVEMENTS.items() if case])
+def test_movements(name):
+    fn, ref, oracle = MOVEMENTS[name]
+    a = np.random.default_rng(15).standard_normal((2, 3, 4))
+    x = ng.tensor(a, requires_grad=True)
+    got = fn(x)
+    np.testing.assert_allclose(got.numpy(), ref(a), rtol=1e-12, atol=1e-15)
+    assert ng.gradcheck(fn, (x,))
+    assert ng.gradgradcheck(fn, (x,))
+    if oracle is not None:
+        w = np.random.default_rng(16).standard_normal(got.shape)
+        (got * ng.tensor(w)).sum().backward()
+        want = autograd.grad(lambda v: anp.sum(oracle(v) * w))(a)
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-14)
