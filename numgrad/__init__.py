@@ -40,6 +40,7 @@ from numgrad.dtypes import bool_, float32, float64, int32, int64
 from numgrad.engine.explain import explain
 from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
 from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from numgrad.interop import from_dlpack
 from numgrad.joining import concatenate, split, stack
 from numgrad.linalg import dot, einsum, matmul, outer
 from numgrad.tensor import Tensor, power, realize, where

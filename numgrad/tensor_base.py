@@ -104,6 +104,34 @@ class TensorBase:
         return int(self)
 
 
+    # ---- working with other libraries (SPEC §8) ------------------------------------
+    def __reduce__(self):
+        """Pickle by value: the value, dtype, device name and requires_grad (not the
+        history). Unpickling where the device does not exist raises, naming it."""
+        return type(self), (self.numpy(), self.dtype.name, str(self.device), self._node is not None)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The value as a DLPack capsule, sharing this tensor's memory where its target
+        can (numgrad never writes a computed buffer; the consumer must not either)."""
+        self.realize()
+        return self.device.backend.dlpack(self._buf.realized, stream=stream,
+                                          max_version=max_version, dl_device=dl_device,
+                                          copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(device type, index)`` in DLPack's codes: ``(1, 0)`` CPU, ``(2, n)`` CUDA."""
+        return self.device.backend.dlpack_device()
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA array interface of a CUDA tensor's value (no copy); CPU tensors have
+        none (AttributeError, so ``hasattr`` is False)."""
+        if self.device != "cuda":
+            raise AttributeError("only CUDA tensors have __cuda_array_interface__; this one "
+                                 f"is on '{self.device}'")
+        self.realize()
+        return self._buf.realized.__cuda_array_interface__
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")

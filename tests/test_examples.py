@@ -21,7 +21,8 @@ def run_example(name, monkeypatch, capsys, *args):
 
 
 def test_every_example_has_a_test():
-    tested = {"mlp_digits.py", "newton_rosenbrock.py", "thomson_problem.py"}
+    tested = {"mlp_digits.py", "newton_rosenbrock.py", "thomson_problem.py",
+              "dask_sweep.py", "dask_data_parallel.py"}  # the last two: test_dask.py
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 

@@ -68,6 +68,14 @@ class Target(Protocol):
     def is_view(self, array: Array) -> bool:
         """Whether `array` shares another buffer's memory (its creation allocated nothing)."""
 
+    def dlpack(self, array: Array, *, stream=None, max_version=None, dl_device=None,
+               copy=None):
+        """`array` as a DLPack capsule (``__dlpack__``'s arguments), sharing its memory
+        where the consumer allows."""
+
+    def dlpack_device(self) -> tuple[int, int]:
+        """This target's ``__dlpack_device__``: ``(DLPack device type, index)``."""
+
     # ---- movements and hand-written kernels, by primitive name (``arg`` is the
     # primitive's static argument, as recorded in the lazy graph) -----------------------
     def reshape(self, array: Array, shape) -> Array: ...
@@ -98,8 +106,9 @@ class Target(Protocol):
 
 #: Every name of the contract; `missing` checks a module against it.
 CONTRACT = ("name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
-            "as_strided", "is_view", "reshape", "permute", "expand", "index", "index_add",
-            "index_put", "concatenate", "matmul", "variant", "render", "kernel", "launch")
+            "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
+            "index", "index_add", "index_put", "concatenate", "matmul", "variant", "render",
+            "kernel", "launch")
 
 
 def missing(module) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
            "is_view", "copy", "reshape", "permute", "expand", "index", "index_add",
-           "index_put", "concatenate", "matmul"]
+           "index_put", "concatenate", "matmul", "dlpack", "dlpack_device"]
 
 name = "cpu"
 
@@ -50,6 +50,23 @@ def is_view(array: np.ndarray) -> bool:
 def copy(array, source) -> np.ndarray:
     """`array`, a buffer of device `source`, copied here."""
     return source.backend.to_numpy(array)
+
+
+def dlpack(array: np.ndarray, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """`array` as a DLPack capsule: its own memory, unless the consumer cannot be told it
+    is read-only (a broadcast constant under the unversioned protocol), then a copy
+    (unless ``copy=False``, which raises)."""
+    kwargs = dict(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    try:
+        return array.__dlpack__(**kwargs)
+    except BufferError:
+        if copy is False:
+            raise
+        return np.array(array).__dlpack__(**{**kwargs, "copy": None})
+
+
+def dlpack_device() -> tuple[int, int]:
+    return (1, 0)  # kDLCPU
 
 
 # ---- movement and hand-written kernels, by primitive name ------------------------

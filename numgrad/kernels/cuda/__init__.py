@@ -12,6 +12,7 @@ the target contract (`numgrad.kernels`); its parts, one job each:
 - `moves`: hand-written kernels (copies, gathers, scatters, the tiled matmul);
 - `render`: generated kernels, in one of three skeletons (the variants);
 - `grid`: launch configuration, and the one call every launch makes;
+- `interop`: DLPack for other libraries;
 - `ptx`: the PTX check of what the simulator ran (``python -m numgrad.kernels.cuda LOG``).
 """
 
@@ -31,6 +32,7 @@ from numgrad.kernels.cuda.device import (
     key,
     synchronize,
 )
+from numgrad.kernels.cuda.interop import dlpack, dlpack_device
 from numgrad.kernels.cuda.moves import concatenate, copy, index_add, index_put, matmul, to_numpy
 from numgrad.kernels.cuda.pool import empty, empty_cache, from_numpy, pool_stats
 from numgrad.kernels.cuda.render import ELEMENTWISE, ROWS, Blocks, Variant, kernel, render
@@ -38,8 +40,9 @@ from numgrad.kernels.cuda.views import as_strided, expand, full, is_view, permut
 
 __all__ = [
     "name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
-    "as_strided", "is_view", "reshape", "permute", "expand", "index", "index_add",
-    "index_put", "concatenate", "matmul", "variant", "render", "kernel", "launch",
+    "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
+    "index", "index_add", "index_put", "concatenate", "matmul", "variant", "render", "kernel",
+    "launch",
     "is_available", "UNAVAILABLE", "device_name", "synchronize", "pool_stats", "empty_cache",
     "ELEMENTWISE", "ROWS", "Blocks", "Variant",
 ]

@@ -1,0 +1,43 @@
+"""Tensors over other libraries' memory: `from_dlpack` (SPEC §8)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numgrad import dtypes
+from numgrad.device import as_device
+from numgrad.lazy import LazyBuffer
+from numgrad.tensor import Tensor
+
+#: DLPack's device types that numgrad has a device for
+_DEVICES = {1: "cpu", 2: "cuda"}
+
+
+def from_dlpack(obj) -> Tensor:
+    """A tensor over the memory of `obj` (anything with ``__dlpack__``), without a copy.
+
+    numgrad never writes into it. The memory stays shared: if the other side changes
+    it, the tensor's value changes too (and so does every pending result computed from
+    it), so hand over memory nobody will write, or copy it with ``ng.tensor(obj)``.
+
+    Examples
+    --------
+    >>> import numpy as np, numgrad as ng
+    >>> a = np.arange(3.0)
+    >>> t = ng.from_dlpack(a)
+    >>> (t * 2).tolist(), np.shares_memory(np.from_dlpack(t), a)
+    ([0.0, 2.0, 4.0], True)
+    """
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(obj).__name__}")
+    kind = obj.__dlpack_device__()[0]
+    if kind not in _DEVICES:
+        raise BufferError(f"from_dlpack: DLPack device type {kind} has no numgrad device; "
+                          f"expected 1 (CPU) or 2 (CUDA)")
+    device = as_device(_DEVICES[kind])
+    array = np.from_dlpack(obj) if kind == 1 else device.backend.adopt(obj)
+    dtype = np.dtype(array.dtype)
+    if dtype not in dtypes.NAMES:
+        raise TypeError(f"from_dlpack: numgrad has no dtype {dtype}; expected one of "
+                        f"{', '.join(str(d) for d in dtypes.NAMES)}")
+    return Tensor._wrap(LazyBuffer.load(array, device))
