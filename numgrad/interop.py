@@ -14,7 +14,9 @@ _DEVICES = {1: "cpu", 2: "cuda"}
 
 
 def from_dlpack(obj) -> Tensor:
-    """A tensor over the memory of `obj` (anything with ``__dlpack__``), without a copy.
+    """A tensor over the memory of `obj`, without a copy: anything with ``__dlpack__``
+    (NumPy, PyTorch, JAX, CuPy), and on CUDA also ``__cuda_array_interface__`` (Numba's
+    device arrays).
 
     numgrad never writes into it. The memory stays shared: if the other side changes
     it, the tensor's value changes too (and so does every pending result computed from
@@ -28,9 +30,14 @@ def from_dlpack(obj) -> Tensor:
     >>> (t * 2).tolist(), np.shares_memory(np.from_dlpack(t), a)
     ([0.0, 2.0, 4.0], True)
     """
-    if not hasattr(obj, "__dlpack__"):
-        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(obj).__name__}")
-    kind = obj.__dlpack_device__()[0]
+    if type(obj).__module__.startswith("numba.cuda") or \
+            hasattr(obj, "__cuda_array_interface__"):  # Numba's device arrays, CuPy's
+        kind = 2
+    elif hasattr(obj, "__dlpack__"):
+        kind = obj.__dlpack_device__()[0]
+    else:
+        raise TypeError(f"from_dlpack needs an object with __dlpack__ or "
+                        f"__cuda_array_interface__, got {type(obj).__name__}")
     if kind not in _DEVICES:
         raise BufferError(f"from_dlpack: DLPack device type {kind} has no numgrad device; "
                           f"expected 1 (CPU) or 2 (CUDA)")

@@ -110,7 +110,8 @@ def test_from_dlpack_of_views_and_all_dtypes():
 def test_from_dlpack_rejects_what_numgrad_cannot_hold():
     with pytest.raises(TypeError, match="numgrad has no dtype int16"):
         ng.from_dlpack(np.arange(3, dtype=np.int16))
-    with pytest.raises(TypeError, match="needs an object with __dlpack__, got list"):
+    with pytest.raises(TypeError, match="needs an object with __dlpack__ or "
+                                        "__cuda_array_interface__, got list"):
         ng.from_dlpack([1.0, 2.0])
 
 
@@ -137,3 +138,17 @@ def test_jax_shares_memory_both_ways():
     np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(t)), t.numpy())
     u = ng.from_dlpack(jnp.arange(4.0))
     np.testing.assert_array_equal((u * 2).numpy(), [0.0, 2.0, 4.0, 6.0])
+
+
+def test_from_dlpack_keeps_a_numba_device_array_on_the_device():
+    if ng.get_default_device() != "cuda":
+        pytest.skip("needs the cuda device (a GPU, or NUMGRAD_TEST_DEVICE=cuda in the simulator)")
+    from numba import cuda
+
+    a = np.arange(6.0).reshape(2, 3)
+    d = cuda.to_device(a)
+    with ng.engine.record() as rec:
+        t = ng.from_dlpack(d)
+    assert t.device == "cuda" and rec.bytes_allocated == 0
+    np.testing.assert_array_equal((t * 2).numpy(), a * 2)
+    np.testing.assert_array_equal(d.copy_to_host(), a)  # numgrad did not write it

@@ -1,10 +1,14 @@
-"""CUDA buffers for other libraries: DLPack (through CuPy) and the device's DLPack code."""
+"""CUDA buffers and other libraries: DLPack export (through CuPy), the device's DLPack
+code, and buffers over another library's device memory."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import cuda
 
+from numgrad.kernels.cuda import pool
 from numgrad.kernels.cuda.device import SIMULATOR
+from numgrad.kernels.layout import contiguous_strides
 
 
 def dlpack(array, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -29,3 +33,26 @@ def dlpack(array, *, stream=None, max_version=None, dl_device=None, copy=None):
 def dlpack_device() -> tuple[int, int]:
     """``(2, index)``: kDLCUDA and the current device (0 in the simulator)."""
     return (2, 0 if SIMULATOR else cuda.get_current_device().id)
+
+
+def adopt(obj):
+    """A buffer of this target over `obj`'s device memory, without a copy: a Numba device
+    array, or anything Numba reads as one (``__cuda_array_interface__``, DLPack: CuPy,
+    PyTorch). Only a C-contiguous array is shared; another layout is copied (through
+    the host). Its memory stays `obj`'s: the buffer keeps `obj` alive and never goes
+    into the pool."""
+    array = obj if _is_numba_array(obj) else cuda.as_cuda_array(obj)
+    contiguous = contiguous_strides(array.shape, array.dtype.itemsize)
+    if tuple(array.strides) != contiguous and array.size > 1:
+        return pool.from_numpy(array.copy_to_host())
+    if SIMULATOR:  # the simulator's device arrays hold a host array
+        memory = np.ascontiguousarray(array.copy_to_host() if not hasattr(array, "_ary")
+                                      else array._ary).reshape(-1).view(np.uint8)
+    else:
+        memory = array
+    block = pool.Block(memory, array.size * array.dtype.itemsize)
+    return pool.view(block, 0, array.shape, contiguous, array.dtype)
+
+
+def _is_numba_array(obj) -> bool:
+    return type(obj).__name__ in ("DeviceNDArray", "FakeCUDAArray")

@@ -20,7 +20,7 @@ from numgrad.kernels.cuda.device import SIMULATOR
 from numgrad.kernels.layout import contiguous_strides
 
 
-class _Block:
+class Block:
     """A lease on one pooled allocation; arrays viewing it hold it."""
 
     __slots__ = ("memory", "nbytes", "__weakref__")
@@ -41,7 +41,7 @@ def _size_class(nbytes: int) -> int:
     return -(-nbytes // step) * step
 
 
-def _take(nbytes: int) -> _Block:
+def _take(nbytes: int) -> Block:
     size = _size_class(nbytes)
     if _free[size]:
         memory = _free[size].pop()
@@ -50,7 +50,7 @@ def _take(nbytes: int) -> _Block:
         memory = np.empty(size, np.uint8) if SIMULATOR else cuda.device_array(size, np.uint8)
         pool_stats["allocations"] += 1
         pool_stats["bytes_reserved"] += size
-    block = _Block(memory, size)
+    block = Block(memory, size)
     weakref.finalize(block, _free[size].append, memory)
     return block
 
@@ -62,7 +62,7 @@ def empty_cache() -> None:
         blocks.clear()
 
 
-def view(block: _Block, offset: int, shape, strides, dtype, fresh: bool = False):
+def view(block: Block, offset: int, shape, strides, dtype, fresh: bool = False):
     """A device array over `block`, starting `offset` bytes in."""
     shape, strides, dtype = tuple(shape), tuple(strides), np.dtype(dtype)
     if SIMULATOR:
