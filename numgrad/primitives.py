@@ -175,41 +175,86 @@ def _broadcast_to(x: TensorBase, shape: tuple[int, ...]):
 # ---- indexing ----------------------------------------------------------------------
 
 def _index_key(key, shape) -> tuple:
-    """`key` with tensors as NumPy arrays and boolean masks as integer arrays."""
-    key = key if isinstance(key, tuple) else (key,)
+    """`key` with tensors as NumPy arrays and boolean masks as integer arrays.
+
+    NumPy checks the key first, against a probe of `shape`, so a bad key (out of range,
+    a float, a mask of the wrong shape, too many indices) raises NumPy's IndexError,
+    naming the sizes, before anything is recorded or computed. Masks and float tensors
+    are checked by shape and dtype alone, before their values are computed.
+    """
+    one = not isinstance(key, tuple)
+    key = (key,) if one else key
+    if any(isinstance(k, TensorBase) and k.dtype.kind != "i" for k in key):
+        _probe(shape)[tuple(_stand_in(k) for k in key)]
+    key = tuple(k.numpy() if isinstance(k, TensorBase) else k for k in key)
+    _probe(shape)[key[0] if one else key]  # a lone list is read as NumPy reads it
     out = []
-    for k in key:
-        if isinstance(k, TensorBase):
-            k = k.numpy()
-        elif isinstance(k, (list, np.ndarray)):
-            k = np.asarray(k)
-        if isinstance(k, np.ndarray):
-            if k.dtype == np.bool_:
-                out.extend(k.nonzero())
-                continue
-            if k.dtype.kind not in "iu":
-                raise IndexError(f"arrays used as indices must be integer or bool, not {k.dtype}")
-        out.append(k)
+    for k in map(_key_array, key):
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
+            out.extend(k.nonzero())
+        else:
+            out.append(k[()] if isinstance(k, np.ndarray) and k.dtype == np.bool_ else k)
     return tuple(out)
+
+
+def _stand_in(k):
+    """A key entry with the checks NumPy makes on `k` that need no value: a mask or float
+    tensor becomes zeros of its shape and dtype; an integer tensor, a slice (one axis)."""
+    if not isinstance(k, TensorBase):
+        return k
+    if k.dtype.kind == "i":
+        return slice(None)
+    return np.broadcast_to(np.zeros((), k.dtype), k.shape)
+
+
+def _key_array(k):
+    """A list in a key as a NumPy array (an empty list indexes nothing, as in NumPy)."""
+    if isinstance(k, list):
+        k = np.asarray(k)
+        return k.astype(np.intp) if k.size == 0 and k.dtype.kind == "f" else k
+    return k
+
+
+def _probe(shape) -> np.ndarray:
+    """An array of `shape` that takes no memory, for NumPy to check keys against."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), tuple(shape), (0,) * len(shape))
 
 
 def index_shape(shape, key) -> tuple[int, ...]:
     """The shape of ``x[key]`` for x of `shape`, with NumPy's rules and errors."""
-    dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), tuple(shape), (0,) * len(shape))
-    return dummy[key].shape
+    return _probe(shape)[key].shape
 
 
 def _index(x: TensorBase, key):
-    key = _index_key(key, x.shape)
-    return _apply("index", (x,), key, index_shape(x.shape, key), x.dtype)
+    y, key = _bool_scalars(x, _index_key(key, x.shape))
+    return _apply("index", (y,), key, index_shape(y.shape, key), x.dtype)
 
 
 def _index_put(x: TensorBase, key, value):
     """A copy of `x` with ``[key]`` set to `value`."""
-    key = _index_key(key, x.shape)
+    y, key = _bool_scalars(x, _index_key(key, x.shape))
     value = _as(_as_tensor(value, x.dtype, x), x.dtype)
-    value = _broadcast_to(value, index_shape(x.shape, key))
-    return _apply("index_put", (x, value), key, x.shape, x.dtype)
+    value = _broadcast_to(value, index_shape(y.shape, key))
+    out = _apply("index_put", (y, value), key, y.shape, x.dtype)
+    return out if y is x else _reshape(out, x.shape)
+
+
+def _bool_scalars(x: TensorBase, key: tuple):
+    """`x` and `key` with each 0-d boolean of the key (``x[True]``) read as NumPy reads it:
+    a new length-1 axis there, indexed by ``[0]`` (True) or ``[]`` (False). Targets then
+    see only integers, slices, None, Ellipsis and integer arrays."""
+    flags = [isinstance(k, (bool, np.bool_)) for k in key]
+    if not any(flags):
+        return x, key
+    rest = x.ndim - sum(not f and k is not None and k is not Ellipsis for k, f in zip(key, flags))
+    shape, out, axis = list(x.shape), [], 0
+    for k, flag in zip(key, flags):
+        if flag:
+            shape.insert(axis, 1)
+            k = np.arange(int(k))
+        axis += rest if k is Ellipsis else k is not None
+        out.append(k)
+    return _reshape(x, tuple(shape)), tuple(out)
 
 
 # ---- matmul: NumPy's rules in front of the primitive -------------------------------

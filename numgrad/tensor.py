@@ -212,8 +212,8 @@ class Tensor(TensorBase):
         return self * self
 
     def relu(self) -> Tensor:
-        # where, not maximum: relu'(0) = 0 as in PyTorch.
-        return self.where(self > 0, 0)
+        # where, not maximum: relu'(0) = 0 as in PyTorch; NaN fails `<= 0` and stays NaN.
+        return where(self <= 0, 0, self)
 
     def round(self, decimals: int = 0) -> Tensor:
         """Round half to even, as NumPy does; integers are returned unchanged."""
@@ -225,12 +225,13 @@ class Tensor(TensorBase):
         return _elementwise("rint", self * scale) / scale
 
     def clip(self, min=None, max=None) -> Tensor:  # noqa: A002 - NumPy's names
-        """Limit values to ``[min, max]``; the gradient passes at the bounds."""
+        """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);
+        the gradient passes at the bounds."""
         out = self
         if min is not None:
-            out = where(out < min, min, out)
+            out = where(_or_nan(out < min, min), min, out)
         if max is not None:
-            out = where(out > max, max, out)
+            out = where(_or_nan(out > max, max), max, out)
         return out
 
     def where(self, condition, other) -> Tensor:
@@ -459,6 +460,13 @@ class _HookHandle:
         node = self._node()
         if node is not None:
             node.hooks.pop(id(self), None)
+
+
+def _or_nan(beyond: Tensor, bound) -> Tensor:
+    """`beyond`, or True where `bound` is NaN (a NaN bound makes clip's result NaN)."""
+    if isinstance(bound, numbers.Real):
+        return beyond | True if math.isnan(bound) else beyond
+    return beyond | (bound != bound)
 
 
 def _count(shape, axis) -> int:

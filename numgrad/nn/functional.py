@@ -35,8 +35,11 @@ def _check_tensor(value, name: str) -> None:
 
 def _shifted(x: Tensor, axis: int) -> Tensor:
     # Softmax does not change when a constant is subtracted along `axis`, so the
-    # maximum is subtracted without history: the gradient stays exact.
-    return x - x.max(axis, keepdims=True).detach()
+    # maximum is subtracted without history: the gradient stays exact. An infinite or
+    # NaN maximum shifts by 0 (as in logsumexp), so infinities give what NumPy gives for
+    # exp(x) / sum(exp(x)): softmax([inf, 1]) is [nan, 0], not [nan, nan].
+    shift = x.max(axis, keepdims=True).detach()
+    return x - shift.where((shift - shift) == 0, 0)
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
