@@ -97,6 +97,13 @@ def as_device(device: str | Device | None) -> Device:
     return dev
 
 
+def is_cuda_array(obj) -> bool:
+    """Whether `obj` is device memory another library holds: one of Numba's device
+    arrays, or anything with ``__cuda_array_interface__`` (CuPy, PyTorch on CUDA)."""
+    return type(obj).__module__.startswith("numba.cuda") or \
+        hasattr(obj, "__cuda_array_interface__")
+
+
 def cuda_is_available() -> bool:
     """Whether the 'cuda' device can run kernels (a GPU, or NUMBA_ENABLE_CUDASIM=1)."""
     try:

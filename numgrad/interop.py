@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.device import as_device
+from numgrad.device import as_device, is_cuda_array
 from numgrad.lazy import LazyBuffer
 from numgrad.tensor import Tensor
 
@@ -30,8 +30,7 @@ def from_dlpack(obj) -> Tensor:
     >>> (t * 2).tolist(), np.shares_memory(np.from_dlpack(t), a)
     ([0.0, 2.0, 4.0], True)
     """
-    if type(obj).__module__.startswith("numba.cuda") or \
-            hasattr(obj, "__cuda_array_interface__"):  # Numba's device arrays, CuPy's
+    if is_cuda_array(obj):
         kind = 2
     elif hasattr(obj, "__dlpack__"):
         kind = obj.__dlpack_device__()[0]

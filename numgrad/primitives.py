@@ -17,7 +17,7 @@ import numpy as np
 from numgrad import dtypes, engine, lazy
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import OpNode
-from numgrad.device import Device
+from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE, TERNARY
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
@@ -52,7 +52,8 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
 # ---- data and constants ------------------------------------------------------------
 
 def _load(data, dtype, device: Device) -> LazyBuffer:
-    """A buffer with a copy of `data` (a scalar, nested list, ndarray or tensor) on `device`.
+    """A buffer with a copy of `data` (a scalar, nested list, ndarray, tensor, or on CUDA
+    a device array of another library) on `device`.
 
     A tensor's value is taken without its history; `dtype` None keeps the data's dtype.
     """
@@ -60,6 +61,9 @@ def _load(data, dtype, device: Device) -> LazyBuffer:
         x = type(data)._wrap(data._buf)
         x = _cast(x, dtypes.as_dtype(dtype)) if dtype is not None else x
         return (_copy(x, device) if x.device != device else x)._buf
+    if device == "cuda" and is_cuda_array(data):  # copied on the device, not through the host
+        buf = LazyBuffer.load(device.backend.clone(data), device)
+        return _load(TensorBase._wrap(buf), dtype, device) if dtype is not None else buf
     array = np.asarray(data)
     if array.dtype == object:
         raise TypeError(f"cannot make a tensor from {type(data).__name__} data")

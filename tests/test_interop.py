@@ -152,3 +152,17 @@ def test_from_dlpack_keeps_a_numba_device_array_on_the_device():
     assert t.device == "cuda" and rec.bytes_allocated == 0
     np.testing.assert_array_equal((t * 2).numpy(), a * 2)
     np.testing.assert_array_equal(d.copy_to_host(), a)  # numgrad did not write it
+
+
+def test_tensor_copies_a_numba_device_array_on_the_device():
+    if ng.get_default_device() != "cuda":
+        pytest.skip("needs the cuda device (a GPU, or NUMGRAD_TEST_DEVICE=cuda in the simulator)")
+    from numba import cuda
+
+    a = np.arange(6.0).reshape(2, 3)
+    d = cuda.to_device(a)
+    t = ng.tensor(d, dtype="float32")
+    assert t.device == "cuda" and t.dtype == np.float32
+    np.testing.assert_array_equal(t.numpy(), a)
+    d.copy_to_device(np.zeros_like(a))  # the tensor has its own copy
+    np.testing.assert_array_equal(t.numpy(), a)

@@ -32,7 +32,7 @@ from numgrad.kernels.cuda.device import (
     key,
     synchronize,
 )
-from numgrad.kernels.cuda.interop import adopt, dlpack, dlpack_device
+from numgrad.kernels.cuda.interop import adopt, clone, dlpack, dlpack_device
 from numgrad.kernels.cuda.moves import concatenate, copy, index_add, index_put, matmul, to_numpy
 from numgrad.kernels.cuda.pool import empty, empty_cache, from_numpy, pool_stats
 from numgrad.kernels.cuda.render import ELEMENTWISE, ROWS, Blocks, Variant, kernel, render
@@ -44,7 +44,7 @@ __all__ = [
     "index", "index_add", "index_put", "concatenate", "matmul", "variant", "render", "kernel",
     "launch",
     "is_available", "UNAVAILABLE", "device_name", "synchronize", "pool_stats", "empty_cache",
-    "ELEMENTWISE", "ROWS", "Blocks", "Variant", "adopt",
+    "ELEMENTWISE", "ROWS", "Blocks", "Variant", "adopt", "clone",
 ]
 
 name = "cuda"

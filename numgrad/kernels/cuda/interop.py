@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from numgrad.kernels.cuda import pool
+from numgrad.kernels.cuda import moves, pool
 from numgrad.kernels.cuda.device import SIMULATOR
 from numgrad.kernels.layout import contiguous_strides
 
@@ -52,6 +52,15 @@ def adopt(obj):
         memory = array
     block = pool.Block(memory, array.size * array.dtype.itemsize)
     return pool.view(block, 0, array.shape, contiguous, array.dtype)
+
+
+def clone(obj):
+    """A new buffer of this target holding a copy of `obj`'s device memory (see
+    `adopt`), copied on the device."""
+    source = adopt(obj)
+    out = pool.empty(source.shape, source.dtype)
+    moves.copy_into(out, source)
+    return out
 
 
 def _is_numba_array(obj) -> bool:
