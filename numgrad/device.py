@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import threading
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -59,6 +60,7 @@ class Device:
 
 
 _DEVICES: dict[str, Device] = {"cpu": Device("cpu")}
+_devices_lock = threading.RLock()  # one Device per name, whichever thread asks first
 _default = _DEVICES["cpu"]
 
 
@@ -77,23 +79,30 @@ def as_device(device: str | Device | None) -> Device:
     name = str(device).split(":")[0]
     dev = _DEVICES.get(name)
     if dev is None:
-        dev = Device(name)
-        module = f"numgrad.kernels.{target_name(name)}"
-        try:
-            missing = kernels.missing(dev.backend)
-        except ModuleNotFoundError as error:
-            if error.name != module:
-                raise RuntimeError(f"the {name!r} device is not available: {error}") from None
-            missing = ["everything"]
-        if missing:
-            raise ValueError(
-                f"unknown device {device!r}; expected 'cpu' or 'cuda' (or a module {module} "
-                f"that implements the target contract of numgrad.kernels)")
-        _DEVICES[name] = dev
+        with _devices_lock:
+            dev = _DEVICES.get(name) or _new_device(name, device)
     if not getattr(dev.backend, "is_available", lambda: True)():
         raise RuntimeError(f"the {name!r} device is not available: "
                            f"{getattr(dev.backend, 'UNAVAILABLE', 'no device')}; "
                            f"or use device='cpu'")
+    return dev
+
+
+def _new_device(name: str, device) -> Device:
+    """The Device `name`, registered once its target module is found to be one."""
+    dev = Device(name)
+    module = f"numgrad.kernels.{target_name(name)}"
+    try:
+        missing = kernels.missing(dev.backend)
+    except ModuleNotFoundError as error:
+        if error.name != module:
+            raise RuntimeError(f"the {name!r} device is not available: {error}") from None
+        missing = ["everything"]
+    if missing:
+        raise ValueError(
+            f"unknown device {device!r}; expected 'cpu' or 'cuda' (or a module {module} "
+            f"that implements the target contract of numgrad.kernels)")
+    _DEVICES[name] = dev
     return dev
 
 

@@ -48,7 +48,11 @@ class LazyBuffer:
         return self.op.kind == CONST
 
     def set_realized(self, array) -> None:
-        self.realized, self.srcs, self.depth = array, (), 0
+        """Hold `array` (complete) and drop the sources. Called by the engine under its
+        lock; threads that read a buffer without it see `realized` set first, so a
+        buffer that looks realized has its whole value."""
+        self.realized = array
+        self.srcs, self.depth = (), 0
 
     def __repr__(self) -> str:
         state = "realized" if self.is_realized else f"{len(self.srcs)} srcs"

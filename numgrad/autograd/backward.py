@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
+
+#: Held while a gradient is added into a ``.grad``: threads running backward into
+#: shared leaves (one model's parameters) add up, none overwriting another's sum.
+_grad_lock = threading.Lock()
 
 
 def _as_tuple(x) -> tuple:
@@ -175,6 +180,7 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
     else:
         tensor = node.retained() if node.retained is not None else None
     if tensor is not None:
-        tensor._grad = grad if tensor._grad is None else tensor._grad + grad
+        with _grad_lock:
+            tensor._grad = grad if tensor._grad is None else tensor._grad + grad
         if touched is not None:
             touched.append(tensor)

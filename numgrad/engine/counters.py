@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
@@ -35,15 +36,31 @@ class Record:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
 
 
-_open: list[Record] = []
-#: Counts since the process started.
+#: The records open in each thread: a `record()` counts only its own thread's work.
+_local = threading.local()
+#: Counts since the process started, from every thread (updated under `_total_lock`).
 total = Record()
+_total_lock = threading.Lock()
+
+
+def _open() -> list[Record]:
+    try:
+        return _local.open
+    except AttributeError:
+        _local.open = []
+        return _local.open
 
 
 def count(**amounts: int) -> None:
-    for rec in (total, *_open):
-        for name, amount in amounts.items():
-            setattr(rec, name, getattr(rec, name) + amount)
+    with _total_lock:
+        _add(total, amounts)
+    for rec in _open():
+        _add(rec, amounts)
+
+
+def _add(rec: Record, amounts: dict[str, int]) -> None:
+    for name, amount in amounts.items():
+        setattr(rec, name, getattr(rec, name) + amount)
 
 
 _LAUNCH_COUNTER = {HIT: "cache_hits", DISK: "disk_hits", COMPILED: "kernels_compiled",
@@ -57,7 +74,8 @@ def count_launch(how: str) -> None:
 
 @contextlib.contextmanager
 def record() -> Iterator[Record]:
-    """Count the engine's work inside the block.
+    """Count the engine's work inside the block, in this thread only (work that
+    other threads do meanwhile is not counted here).
 
     Examples
     --------
@@ -68,9 +86,9 @@ def record() -> Iterator[Record]:
     >>> rec.kernels_launched
     1
     """
-    rec = Record()
-    _open.append(rec)
+    rec, records = Record(), _open()
+    records.append(rec)
     try:
         yield rec
     finally:
-        _open.remove(rec)
+        records.remove(rec)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numgrad.engine.realize import region_view
+from numgrad.engine.realize import LOCK, region_view
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Launch
 from numgrad.kernels.layout import arrange, contiguous_strides
@@ -22,10 +22,11 @@ def explain(*tensors) -> str:
     >>> print(ng.explain((x * 2).exp().sum()).splitlines()[0])
     kernel 0 on cpu: sum of 2 fused operations -> () float64
     """
-    pending = [t._buf for t in tensors if not t._buf.is_realized]
-    if not pending:
-        return "nothing to run: every value is already computed"
-    plan, slots = schedule(pending)
+    with LOCK:  # another thread realizing part of the graph changes its sources
+        pending = [t._buf for t in tensors if not t._buf.is_realized]
+        if not pending:
+            return "nothing to run: every value is already computed"
+        plan, slots = schedule(pending)
     parts = []
     for n, step in enumerate(plan.steps):
         if not isinstance(step, Launch):

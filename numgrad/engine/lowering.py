@@ -36,7 +36,7 @@ def is_unit_reshape(buf: LazyBuffer) -> bool:
 def gather_key(buf: LazyBuffer) -> tuple | None:
     """The index arrays of ``x[i, j, ...]`` (one integer array per axis), else None."""
     key = buf.arg if buf.op.name == "index" else None
-    if key is None or len(key) != len(buf.srcs[0].shape):
+    if not key or len(key) != len(buf.srcs[0].shape):  # x[()] of a 0-d x is a view
         return None
     return key if all(getattr(k, "dtype", None) is not None for k in key) else None
 

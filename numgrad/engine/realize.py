@@ -1,8 +1,17 @@
-"""Run a schedule: bind its buffers, allocate outputs, launch each step, count."""
+"""Run a schedule: bind its buffers, allocate outputs, launch each step, count.
+
+Realizing is serialized by one engine lock, `LOCK`: scheduling, running and
+`LazyBuffer.set_realized` happen under it, so two threads that realize graphs
+sharing pending buffers never compute a buffer twice or see one half-realized, and
+the kernel caches, the device pools and Numba's compilation are only used by one
+thread at a time. Recording takes no lock (it only creates new objects), and reading
+a realized value takes none either (a realized buffer never changes).
+"""
 
 from __future__ import annotations
 
 import math
+import threading
 
 from numgrad.engine import counters
 from numgrad.engine.schedule import schedule
@@ -10,18 +19,29 @@ from numgrad.engine.steps import Launch, Read, Schedule
 from numgrad.kernels.layout import arrange
 from numgrad.lazy import LazyBuffer
 
+#: The engine lock. Reentrant: realizing may record (and so realize) again.
+LOCK = threading.RLock()
+
 
 def realize(*bufs: LazyBuffer) -> None:
-    """Compute every unrealized buffer in `bufs` (and what they need)."""
-    pending = [b for b in bufs if not b.is_realized]
-    if not pending:
+    """Compute every unrealized buffer in `bufs` (and what they need).
+
+    Safe to call from several threads at once: each buffer is computed once, by the
+    first thread to take the engine lock; the others find it realized.
+    """
+    if all(b.is_realized for b in bufs):
         return
-    with counters.record() as rec:
-        plan, slots = schedule(pending)
-        arrays = run(plan, [slots[s].realized for s in plan.sources])
-        for buf, array in zip(slots, arrays):
-            if not buf.is_realized and buf.op.name != "load":
-                buf.set_realized(array)
+    with LOCK:
+        # Checked again under the lock: another thread may have realized them.
+        pending = [b for b in bufs if not b.is_realized]
+        if not pending:
+            return
+        with counters.record() as rec:
+            plan, slots = schedule(pending)
+            arrays = run(plan, [slots[s].realized for s in plan.sources])
+            for buf, array in zip(slots, arrays):
+                if not buf.is_realized and buf.op.name != "load":
+                    buf.set_realized(array)
     if counters.DEBUG:
         counters.log.debug("realized %d buffers: %s", len(pending), rec)
 

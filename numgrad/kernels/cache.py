@@ -4,19 +4,28 @@ Numba can only cache functions that live in a file, so each generated source is
 written to ``<cache dir>/k_<hash>.py`` and imported; Numba's ``cache=True`` then
 keeps the machine code beside it in ``__pycache__`` (`numgrad.kernels.jit` adds
 what is Numba's: its version in every key, recovery from damaged machine code).
-Files are written atomically (a temporary file, then a rename), and a module file
-whose text is not exactly the expected source (truncated, corrupt, foreign) is
-rewritten.
+
+Any number of processes may share the folder. Files are written atomically (a
+temporary file, then a link or rename), a module file that exists with the expected
+text is never rewritten (so Numba's machine code saved beside it stays valid), and
+one whose text is not exactly the expected source (truncated, corrupt, foreign) is
+replaced. Modules are compiled from the expected text, never from Python's bytecode
+cache. A folder that cannot be used (read-only, a file, impossible to create) costs
+one `CacheWarning` and compiling into a private temporary folder, never a failure.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
+import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +33,13 @@ from pathlib import Path
 FORMAT_VERSION = 1
 
 _memory: dict[tuple, Callable] = {}
+#: Held while a kernel is written and imported (the engine lock already serializes
+#: realizing; this keeps `lookup` safe for any caller).
+_lock = threading.RLock()
+
+
+class CacheWarning(UserWarning):
+    """The kernel cache folder cannot be used: kernels compile for this process only."""
 
 
 def cache_dir() -> Path:
@@ -39,12 +55,17 @@ def lookup(key: tuple, source: Callable[[], str], name: str = "kernel") -> Calla
     `source` renders (called only on a memory miss). Numba compiles it on its first
     call.
     """
-    if key in _memory:
-        return _memory[key]
-    text = source()
-    digest = hashlib.sha256(f"{FORMAT_VERSION}|{key!r}|{text}".encode()).hexdigest()[:32]
-    kernel = _import(_write(f"k_{digest}", text), f"numgrad_kernel_{digest}", name)
-    _memory[key] = kernel
+    kernel = _memory.get(key)
+    if kernel is not None:
+        return kernel
+    with _lock:
+        kernel = _memory.get(key)
+        if kernel is None:
+            text = source()
+            digest = hashlib.sha256(f"{FORMAT_VERSION}|{key!r}|{text}".encode()).hexdigest()
+            digest = digest[:32]
+            path = _write(f"k_{digest}", text)
+            kernel = _memory[key] = _import(path, text, f"numgrad_kernel_{digest}", name)
     return kernel
 
 
@@ -66,42 +87,103 @@ def info() -> dict:
 
 
 def _write(stem: str, text: str) -> Path:
-    folder = _writable_dir()
+    """The path of module `stem` holding `text`, in the cache folder if it is usable."""
+    folder = cache_dir()
+    reason = _unusable_because(folder)
+    if reason is None:
+        try:
+            return _write_in(folder, stem, text)
+        except OSError as error:  # e.g. a full disk, or permissions that changed
+            reason = f"writing to it failed: {error.strerror or error}"
+    return _write_in(_private_dir(folder, reason), stem, text)
+
+
+def _unusable_because(folder: Path) -> str | None:
+    """Why `folder` cannot hold the cache, or None if it can."""
+    if _private is not None and _private[1] == folder:
+        return "it could not be used earlier in this process"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return "it is a file, not a folder"
+    except OSError as error:
+        return f"it cannot be created: {error.strerror or error}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "it is not writable"
+    return None
+
+
+def _write_in(folder: Path, stem: str, text: str) -> Path:
     path = folder / f"{stem}.py"
     try:
         if path.read_text() == text:
             return path
+        damaged = True
     except (OSError, UnicodeDecodeError):
-        pass
+        damaged = path.exists()
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if not damaged and _link(tmp, path):
+            return path
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return path
 
 
-def _writable_dir() -> Path:
-    folder = cache_dir()
+def _link(tmp: str, path: Path) -> bool:
+    """Create `path` as `tmp` unless it exists. A file another process has just
+    written (the same text) stays, with the timestamp Numba's cache index keeps
+    for it. False where links are not supported."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if os.access(folder, os.W_OK):
-            return folder
+        os.link(tmp, path)
+    except FileExistsError:
+        pass  # written meanwhile; read back by the next lookup of another process
     except OSError:
-        pass
-    # An unwritable cache folder costs recompiles, never a failure.
-    global _fallback
-    if _fallback is None:
-        _fallback = Path(tempfile.mkdtemp(prefix="numgrad-cache-"))
-    return _fallback
+        return False
+    return True
 
 
-_fallback: Path | None = None
+#: The private temporary folder used instead of an unusable cache folder, and that
+#: folder; created once per process, with one `CacheWarning`, and deleted at exit.
+_private: tuple[Path, Path] | None = None
 
 
-def _import(path: Path, module_name: str, name: str) -> Callable:
+def _private_dir(folder: Path, reason: str) -> Path:
+    global _private
+    with _lock:
+        if _private is None:
+            private = Path(tempfile.mkdtemp(prefix="numgrad-kernels-"))
+            atexit.register(shutil.rmtree, private, ignore_errors=True)
+            _private = (private, folder)
+            warnings.warn(
+                f"numgrad cannot use the kernel cache folder {folder}: {reason}. Kernels "
+                f"are compiled for this process only, in the private temporary folder "
+                f"{private} (deleted at exit), so every new process compiles them again. "
+                f"Set NUMGRAD_CACHE_DIR to a writable folder to keep them.",
+                CacheWarning, stacklevel=2)
+        return _private[0]
+
+
+class _SourceLoader(importlib.machinery.SourceFileLoader):
+    """Loads a kernel module from the text it must hold, never from Python's bytecode
+    cache (which another process may be writing, or a crash may have truncated)."""
+
+    def __init__(self, fullname: str, path: str, text: str):
+        super().__init__(fullname, path)
+        self.text = text
+
+    def get_code(self, fullname):
+        return compile(self.text, self.path, "exec", dont_inherit=True)
+
+
+def _import(path: Path, text: str, module_name: str, name: str) -> Callable:
     # Registered in sys.modules, so Numba can find the module again when it
     # unpickles the cached machine code.
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    loader = _SourceLoader(module_name, str(path), text)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)

@@ -7,6 +7,9 @@ shared by its two kernel modes: Numba-compiled (`numgrad.kernels.cpu`) and inter
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
@@ -16,8 +19,32 @@ __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_str
 name = "cpu"
 
 
+def allocation_error(shape, dtype, device: str = "cpu") -> MemoryError:
+    """The `MemoryError` of a buffer of `shape` and `dtype` that `device` cannot hold."""
+    shape, dtype = tuple(int(n) for n in shape), np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    return MemoryError(f"cannot allocate a {dtype} buffer of shape {shape} ({nbytes} bytes) "
+                       f"on '{device}': not enough memory")
+
+
+def _allocates(fn):
+    """`fn`, with NumPy's failed allocations raised as `allocation_error`."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as error:
+            if getattr(error, "shape", None) is None:  # NumPy's errors say what it was
+                raise
+            raise allocation_error(error.shape, error.dtype) from None
+    return wrapper
+
+
 def empty(shape, dtype) -> np.ndarray:
-    return np.empty(shape, dtype)
+    try:
+        return np.empty(shape, dtype)
+    except MemoryError:
+        raise allocation_error(shape, dtype) from None
 
 
 def full(shape, value, dtype) -> np.ndarray:
@@ -25,11 +52,13 @@ def full(shape, value, dtype) -> np.ndarray:
     return np.broadcast_to(np.array(value, dtype), shape)
 
 
+@_allocates
 def from_numpy(array: np.ndarray) -> np.ndarray:
     """A private copy of `array`; the caller may mutate theirs afterwards."""
     return np.array(array, copy=True, order="C")
 
 
+@_allocates
 def to_numpy(array: np.ndarray) -> np.ndarray:
     return np.array(array, copy=True)
 
@@ -87,6 +116,7 @@ def index(array, key):
     return array[key]
 
 
+@_allocates
 def index_add(array, arg):
     """Zeros of ``arg[1]``'s shape with `array` added at ``arg[0]`` (repeats add up)."""
     key, shape = arg
@@ -95,16 +125,19 @@ def index_add(array, arg):
     return out
 
 
+@_allocates
 def index_put(array, values, key):
     out = array.copy()
     out[key] = values
     return out
 
 
+@_allocates
 def concatenate(*arrays_and_axis):
     *arrays, axis = arrays_and_axis
     return np.concatenate(arrays, axis=axis)
 
 
+@_allocates
 def matmul(a, b, arg=None):
     return np.matmul(a, b)

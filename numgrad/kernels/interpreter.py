@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -33,6 +34,7 @@ OVERRIDES = {
 }
 
 _kernels: dict[tuple[Program, str], Callable] = {}
+_kernels_lock = threading.Lock()
 
 
 def variant(program: Program, shape: tuple[int, ...]) -> str:
@@ -42,12 +44,16 @@ def variant(program: Program, shape: tuple[int, ...]) -> str:
 
 def kernel(program: Program, variant: str) -> Callable:
     """The function `render` defines, executed into a fresh namespace; kept in memory."""
-    if (program, variant) not in _kernels:
-        namespace: dict = {}
-        exec(compile(render(program, variant), "<numgrad interpreted kernel>", "exec"),
-             namespace)
-        _kernels[program, variant] = namespace["kernel"]
-    return _kernels[program, variant]
+    kernel = _kernels.get((program, variant))
+    if kernel is None:
+        with _kernels_lock:
+            kernel = _kernels.get((program, variant))
+            if kernel is None:
+                namespace: dict = {}
+                exec(compile(render(program, variant), "<numgrad interpreted kernel>",
+                             "exec"), namespace)
+                kernel = _kernels[program, variant] = namespace["kernel"]
+    return kernel
 
 
 def launch(kernel: Callable, variant: str, outs, shape, inputs, args) -> str:

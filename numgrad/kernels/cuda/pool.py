@@ -5,11 +5,17 @@ keeps its block's lease alive, and the block goes back to the pool when the last
 array using it is gone: a training loop reuses the same blocks step after step. All
 work runs in order on the default stream, so a block is never reused while a kernel
 that reads it is still queued.
+
+The pool is shared by every thread: taking a block holds `_lock`; a block comes back
+(a finalizer, in whichever thread drops the last view) with one atomic append. An
+allocation the device cannot make, even after the pool's unused blocks are given
+back, raises `MemoryError` naming the shape and dtype.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections import defaultdict
 
@@ -17,6 +23,7 @@ import numpy as np
 from numba import cuda
 
 from numgrad.kernels.cuda.device import SIMULATOR
+from numgrad.kernels.host import allocation_error
 from numgrad.kernels.layout import contiguous_strides
 
 
@@ -30,6 +37,7 @@ class Block:
 
 
 _free: dict[int, list] = defaultdict(list)
+_lock = threading.RLock()
 #: device allocations made, blocks reused from the pool, bytes the pool holds
 pool_stats = {"allocations": 0, "reuses": 0, "bytes_reserved": 0}
 
@@ -43,23 +51,49 @@ def _size_class(nbytes: int) -> int:
 
 def _take(nbytes: int) -> Block:
     size = _size_class(nbytes)
-    if _free[size]:
-        memory = _free[size].pop()
-        pool_stats["reuses"] += 1
-    else:
-        memory = np.empty(size, np.uint8) if SIMULATOR else cuda.device_array(size, np.uint8)
-        pool_stats["allocations"] += 1
-        pool_stats["bytes_reserved"] += size
+    with _lock:
+        free = _free[size]
+        try:
+            memory = free.pop()
+            pool_stats["reuses"] += 1
+        except IndexError:
+            memory = _allocate(size)
+            pool_stats["allocations"] += 1
+            pool_stats["bytes_reserved"] += size
     block = Block(memory, size)
-    weakref.finalize(block, _free[size].append, memory)
+    weakref.finalize(block, free.append, memory)
     return block
+
+
+def _allocate(size: int):
+    """`size` bytes of device memory; when the device is full, the pool's unused
+    blocks are given back and the allocation tried once more."""
+    for attempt in range(2):
+        try:
+            return np.empty(size, np.uint8) if SIMULATOR else cuda.device_array(size, np.uint8)
+        except Exception as error:
+            if not _out_of_memory(error) or attempt:
+                raise
+            empty_cache()
+
+
+def _out_of_memory(error: Exception) -> bool:
+    """Whether `error` says the device is out of memory (NumPy's in the simulator, the
+    CUDA driver's ``CUDA_ERROR_OUT_OF_MEMORY`` on a GPU)."""
+    if isinstance(error, MemoryError):
+        return True
+    code = getattr(error, "code", None)
+    return code is not None and (getattr(code, "name", "") == "CUDA_ERROR_OUT_OF_MEMORY"
+                                 or code == 2)
 
 
 def empty_cache() -> None:
     """Give the pool's unused blocks back to the device."""
-    for size, blocks in _free.items():
-        pool_stats["bytes_reserved"] -= size * len(blocks)
-        blocks.clear()
+    with _lock:
+        for size, blocks in list(_free.items()):
+            while blocks:
+                blocks.pop()
+                pool_stats["bytes_reserved"] -= size
 
 
 def view(block: Block, offset: int, shape, strides, dtype, fresh: bool = False):
@@ -100,8 +134,13 @@ def flat_block(array):
 def empty(shape, dtype):
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    return view(_take(nbytes), 0, shape, contiguous_strides(shape, dtype.itemsize), dtype,
-                fresh=True)
+    try:
+        block = _take(nbytes)
+    except Exception as error:
+        if not _out_of_memory(error):
+            raise
+        raise allocation_error(shape, dtype, "cuda") from None
+    return view(block, 0, shape, contiguous_strides(shape, dtype.itemsize), dtype, fresh=True)
 
 
 def from_numpy(array: np.ndarray):
