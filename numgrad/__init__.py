@@ -43,7 +43,8 @@ from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from numgrad.interop import from_dlpack
 from numgrad.joining import concatenate, split, stack
 from numgrad.linalg import dot, einsum, matmul, outer
-from numgrad.tensor import Tensor, power, realize, where
+from numgrad.tensor import Tensor, realize
+from numgrad.tensor_math import power, where
 
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from numgrad.creation import tensor
 from numgrad.ops import BINARY, TABLE, UNARY
-from numgrad.tensor import Tensor, _elementwise
+from numgrad.primitives import _elementwise
+from numgrad.tensor import Tensor
 
 #: Tensor methods that are also module functions, beyond the unary primitives.
 METHODS = (

@@ -21,6 +21,9 @@ import numpy as np
 # the target's backend (views, gathers, matmul) or are generated reductions.
 UNARY, BINARY, TERNARY, CAST, CONST = "unary", "binary", "ternary", "cast", "const"
 REDUCE, MOVEMENT, MATMUL, LOAD = "reduce", "movement", "matmul", "load"
+# A call of a kept library (NumPy, LAPACK) on host arrays: ``ref(*arrays, arg)`` is the
+# whole computation (scans, sorts, decompositions); other devices go through the host.
+LIBRARY = "library"
 ELEMENTWISE = frozenset({UNARY, BINARY, TERNARY, CAST, CONST})
 
 # Result dtype of an elementwise primitive: that of its inputs, or bool.

@@ -1,6 +1,7 @@
 """Tensor: operators and methods. Records history and lazy values; runs nothing.
 
-Each primitive method calls its application in `numgrad.primitives`, where `_apply`
+Elementwise methods and operators come from `numgrad.tensor_math`; each other
+primitive method calls its application in `numgrad.primitives`, where `_apply`
 makes the output's `LazyBuffer` (its value) and, when grad mode is on and an input
 requires grad, its `OpNode` (its history). Composites (relu, var, logsumexp,
 argmax, ...) are built from primitives here, so they fuse and differentiate with no
@@ -10,7 +11,6 @@ rule of their own.
 from __future__ import annotations
 
 import math
-import numbers
 import weakref
 
 import numpy as np
@@ -27,12 +27,10 @@ from numgrad.primitives import (
     _cast,
     _copy,
     _dot,
-    _elementwise,
     _index,
     _index_key,
     _index_put,
     _load,
-    _matmul,
     _permute,
     _reduce,
     _reshape,
@@ -40,10 +38,10 @@ from numgrad.primitives import (
     index_shape,
 )
 from numgrad.shapes import normalize_axes, normalize_axis
-from numgrad.tensor_base import TensorBase
+from numgrad.tensor_math import ElementwiseMethods, where
 
 
-class Tensor(TensorBase):
+class Tensor(ElementwiseMethods):
     """An n-dimensional array with a lazily computed value and a recorded history.
 
     Create tensors with `numgrad.tensor`, `numgrad.zeros`, ...; values are computed
@@ -189,95 +187,6 @@ class Tensor(TensorBase):
 
     def ones_like(self) -> Tensor:
         return Tensor._wrap(LazyBuffer.const(1, self.shape, self.dtype, self.device))
-
-    # ---- elementwise ---------------------------------------------------------------
-    def exp(self) -> Tensor: return _elementwise("exp", self)
-    def expm1(self) -> Tensor: return _elementwise("expm1", self)
-    def log(self) -> Tensor: return _elementwise("log", self)
-    def log1p(self) -> Tensor: return _elementwise("log1p", self)
-    def sqrt(self) -> Tensor: return _elementwise("sqrt", self)
-    def reciprocal(self) -> Tensor: return _elementwise("reciprocal", self)
-    def sin(self) -> Tensor: return _elementwise("sin", self)
-    def cos(self) -> Tensor: return _elementwise("cos", self)
-    def tan(self) -> Tensor: return _elementwise("tan", self)
-    def tanh(self) -> Tensor: return _elementwise("tanh", self)
-    def sigmoid(self) -> Tensor: return _elementwise("sigmoid", self)
-    def sign(self) -> Tensor: return _elementwise("sign", self)
-    def floor(self) -> Tensor: return _elementwise("floor", self)
-    def ceil(self) -> Tensor: return _elementwise("ceil", self)
-    def logical_not(self) -> Tensor: return _elementwise("logical_not", self)
-    def abs(self) -> Tensor: return _elementwise("abs", self)
-
-    def square(self) -> Tensor:
-        return self * self
-
-    def relu(self) -> Tensor:
-        # where, not maximum: relu'(0) = 0 as in PyTorch; NaN fails `<= 0` and stays NaN.
-        return where(self <= 0, 0, self)
-
-    def round(self, decimals: int = 0) -> Tensor:
-        """Round half to even, as NumPy does; integers are returned unchanged."""
-        if self.dtype.kind != "f":
-            return self.astype(self.dtype)
-        if decimals == 0:
-            return _elementwise("rint", self)
-        scale = 10.0 ** decimals
-        return _elementwise("rint", self * scale) / scale
-
-    def clip(self, min=None, max=None) -> Tensor:  # noqa: A002 - NumPy's names
-        """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);
-        the gradient passes at the bounds."""
-        out = self
-        if min is not None:
-            out = where(_or_nan(out < min, min), min, out)
-        if max is not None:
-            out = where(_or_nan(out > max, max), max, out)
-        return out
-
-    def where(self, condition, other) -> Tensor:
-        """``where(condition, self, other)``, as PyTorch's ``Tensor.where``."""
-        return where(condition, self, other)
-
-    def __neg__(self) -> Tensor:
-        if self.dtype == dtypes.bool_:
-            raise TypeError("negative of a bool tensor is not supported; use logical_not()")
-        return _elementwise("negative", self)
-
-    negative = __neg__
-
-    def __pos__(self) -> Tensor:
-        return self.astype(self.dtype)
-
-    def __abs__(self) -> Tensor:
-        return self.abs()
-
-    def __invert__(self) -> Tensor:
-        if self.dtype != dtypes.bool_:
-            raise TypeError(f"~ is defined for bool tensors only, not {self.dtype}")
-        return self.logical_not()
-
-    def __add__(self, other) -> Tensor: return _elementwise("add", self, other)
-    def __radd__(self, other) -> Tensor: return _elementwise("add", other, self)
-    def __sub__(self, other) -> Tensor: return _elementwise("subtract", self, other)
-    def __rsub__(self, other) -> Tensor: return _elementwise("subtract", other, self)
-    def __mul__(self, other) -> Tensor: return _elementwise("multiply", self, other)
-    def __rmul__(self, other) -> Tensor: return _elementwise("multiply", other, self)
-    def __truediv__(self, other) -> Tensor: return _elementwise("divide", self, other)
-    def __rtruediv__(self, other) -> Tensor: return _elementwise("divide", other, self)
-    def __pow__(self, other) -> Tensor: return power(self, other)
-    def __rpow__(self, other) -> Tensor: return power(other, self)
-    def __matmul__(self, other) -> Tensor: return _matmul(self, other)
-    def __rmatmul__(self, other) -> Tensor: return _matmul(other, self)
-    def __and__(self, other) -> Tensor: return _elementwise("logical_and", self, other)
-    def __rand__(self, other) -> Tensor: return _elementwise("logical_and", other, self)
-    def __or__(self, other) -> Tensor: return _elementwise("logical_or", self, other)
-    def __ror__(self, other) -> Tensor: return _elementwise("logical_or", other, self)
-    def __eq__(self, other) -> Tensor: return _elementwise("equal", self, other)  # type: ignore[override]
-    def __ne__(self, other) -> Tensor: return _elementwise("not_equal", self, other)  # type: ignore[override]
-    def __lt__(self, other) -> Tensor: return _elementwise("less", self, other)
-    def __le__(self, other) -> Tensor: return _elementwise("less_equal", self, other)
-    def __gt__(self, other) -> Tensor: return _elementwise("greater", self, other)
-    def __ge__(self, other) -> Tensor: return _elementwise("greater_equal", self, other)
 
     # In-place operators give this object a new value; nothing else sees the change.
     def __iadd__(self, other) -> Tensor: return self._rebind(self + other)
@@ -462,34 +371,11 @@ class _HookHandle:
             node.hooks.pop(id(self), None)
 
 
-def _or_nan(beyond: Tensor, bound) -> Tensor:
-    """`beyond`, or True where `bound` is NaN (a NaN bound makes clip's result NaN)."""
-    if isinstance(bound, numbers.Real):
-        return beyond | True if math.isnan(bound) else beyond
-    return beyond | (bound != bound)
-
-
 def _count(shape, axis) -> int:
     return math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
 
 
 # ---- module-level operations -------------------------------------------------------
-
-def where(condition, x, y) -> Tensor:
-    """Elements of `x` where `condition` holds, else of `y` (broadcasting)."""
-    return _elementwise("where", condition, x, y)
-
-
-def power(x, y) -> Tensor:
-    """``x ** y``; integer tensors to negative integer powers are an error, as in NumPy."""
-    if isinstance(y, numbers.Integral) and y < 0 and isinstance(x, Tensor) \
-            and x.dtype.kind in "bi":
-        raise ValueError("integers to negative integer powers are not allowed")
-    if isinstance(x, Tensor) and isinstance(y, numbers.Real) and y == 2 \
-            and dtypes.result_type(x.dtype, y) == x.dtype:
-        return x * x  # NumPy's fast path too: the same bits as power(x, 2)
-    return _elementwise("power", x, y)
-
 
 def realize(*tensors: Tensor) -> None:
     """Compute the values of `tensors` now, in one schedule."""

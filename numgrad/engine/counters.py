@@ -31,6 +31,9 @@ class Record:
     #: launches run by the NumPy interpreter (``NUMGRAD_CPU_KERNELS=numpy``): nothing compiled
     kernels_interpreted: int = 0
     bytes_allocated: int = 0
+    #: library primitives (scans, sorts, decompositions) on a device that ran them on the
+    #: host, copying their inputs there and results back
+    library_via_host: int = 0
 
     def __str__(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))

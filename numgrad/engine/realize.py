@@ -67,6 +67,8 @@ def run(plan: Schedule, sources: list) -> list:
             result = getattr(backend, step.op)(*(arrays[s] for s in step.inputs), step.arg)
         if not backend.is_view(result):
             counters.count(kernels_launched=1, bytes_allocated=result.nbytes)
+        if step.op == "library" and backend.name != "cpu":
+            counters.count(library_via_host=1)
         arrays[step.output] = result
     return arrays
 

@@ -29,7 +29,7 @@ from numgrad.engine.lowering import (
 )
 from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
-from numgrad.ops import CONST, ELEMENTWISE, REDUCE
+from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, REDUCE
 
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) has at most this many operations.
@@ -135,6 +135,9 @@ def _freeze(items: list[Kernel | LazyBuffer]) -> tuple[Schedule, list[LazyBuffer
             steps.append(item.freeze(slot))
         elif item.is_const:  # a constant needed as an array: a broadcast scalar
             steps.append(Call("full", (), item.arg, slot(item)))
+        elif item.op.kind == LIBRARY:
+            steps.append(Call("library", tuple(map(slot, item.srcs)), (item.op, item.arg),
+                              slot(item)))
         else:
             steps.append(Call(item.op.name, tuple(map(slot, item.srcs)), item.arg, slot(item)))
     slots = tuple(Slot(b.shape, b.dtype, b.device) for b in bufs)

@@ -86,6 +86,10 @@ class Target(Protocol):
     def index_put(self, array: Array, values: Array, key) -> Array: ...
     def concatenate(self, *arrays_and_axis) -> Array: ...
     def matmul(self, a: Array, b: Array, arg=None) -> Array: ...
+    def library(self, *arrays_and_call) -> Array:
+        """``op.ref(*arrays, arg)`` of a library primitive (scan, sort, decomposition);
+        the last argument is ``(op, arg)``. A device without the library copies through
+        the host."""
 
     # ---- generated kernels -----------------------------------------------------------
     def variant(self, program: Program, shape: tuple[int, ...]) -> Hashable:
@@ -107,8 +111,8 @@ class Target(Protocol):
 #: Every name of the contract; `missing` checks a module against it.
 CONTRACT = ("name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
             "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
-            "index", "index_add", "index_put", "concatenate", "matmul", "variant", "render",
-            "kernel", "launch")
+            "index", "index_add", "index_put", "concatenate", "matmul", "library", "variant",
+            "render", "kernel", "launch")
 
 
 def missing(module) -> list[str]:

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
            "is_view", "copy", "reshape", "permute", "expand", "index", "index_add",
-           "index_put", "concatenate", "matmul", "dlpack", "dlpack_device"]
+           "index_put", "concatenate", "matmul", "library", "dlpack", "dlpack_device"]
 
 name = "cpu"
 
@@ -141,3 +141,10 @@ def concatenate(*arrays_and_axis):
 @_allocates
 def matmul(a, b, arg=None):
     return np.matmul(a, b)
+
+
+@_allocates
+def library(*arrays_and_call):
+    """A library primitive (`numgrad.ops.LIBRARY`): ``op.ref(*arrays, arg)``, C-contiguous."""
+    *arrays, (op, arg) = arrays_and_call
+    return np.ascontiguousarray(op.ref(*arrays, arg))

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from numgrad.kernels import jit
+from numgrad.kernels import host, jit
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.cuda import device, grid, moves, views
 from numgrad.kernels.cuda.device import (
@@ -41,8 +41,8 @@ from numgrad.kernels.cuda.views import as_strided, expand, full, is_view, permut
 __all__ = [
     "name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
     "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
-    "index", "index_add", "index_put", "concatenate", "matmul", "variant", "render", "kernel",
-    "launch",
+    "index", "index_add", "index_put", "concatenate", "matmul", "library", "variant", "render",
+    "kernel", "launch",
     "is_available", "UNAVAILABLE", "device_name", "synchronize", "pool_stats", "empty_cache",
     "ELEMENTWISE", "ROWS", "Blocks", "Variant", "adopt", "clone",
 ]
@@ -69,6 +69,13 @@ def index(array, key):
     if any(isinstance(k, np.ndarray) for k in key):
         return moves.gather(array, key)
     return views.index(array, key)
+
+
+def library(*arrays_and_call):
+    """A library primitive through the host: the inputs copied there, the result back
+    (counted as ``library_via_host`` by ``ng.engine.record()``)."""
+    *arrays, call = arrays_and_call
+    return from_numpy(host.library(*(to_numpy(a) for a in arrays), call))
 
 
 # ---- generated kernels -----------------------------------------------------------

@@ -1,0 +1,134 @@
+"""Tensor's elementwise methods and operators, and `where` and `power`.
+
+Each method applies one row of the primitive table (`numgrad.ops`) through
+`numgrad.primitives._elementwise`, or is a composite of others (relu, clip, square),
+so adding an elementwise operation is one table row and one method here. Results take
+their inputs' class, so this module needs no import of tensor.py: `Tensor` inherits
+these methods.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from numgrad import dtypes
+from numgrad.primitives import _elementwise, _matmul
+from numgrad.tensor_base import TensorBase
+
+
+class ElementwiseMethods(TensorBase):
+    """Elementwise methods and operators of `numgrad.Tensor`."""
+
+    __slots__ = ()
+
+    def exp(self) -> TensorBase: return _elementwise("exp", self)
+    def expm1(self) -> TensorBase: return _elementwise("expm1", self)
+    def log(self) -> TensorBase: return _elementwise("log", self)
+    def log1p(self) -> TensorBase: return _elementwise("log1p", self)
+    def sqrt(self) -> TensorBase: return _elementwise("sqrt", self)
+    def reciprocal(self) -> TensorBase: return _elementwise("reciprocal", self)
+    def sin(self) -> TensorBase: return _elementwise("sin", self)
+    def cos(self) -> TensorBase: return _elementwise("cos", self)
+    def tan(self) -> TensorBase: return _elementwise("tan", self)
+    def tanh(self) -> TensorBase: return _elementwise("tanh", self)
+    def sigmoid(self) -> TensorBase: return _elementwise("sigmoid", self)
+    def sign(self) -> TensorBase: return _elementwise("sign", self)
+    def floor(self) -> TensorBase: return _elementwise("floor", self)
+    def ceil(self) -> TensorBase: return _elementwise("ceil", self)
+    def logical_not(self) -> TensorBase: return _elementwise("logical_not", self)
+    def abs(self) -> TensorBase: return _elementwise("abs", self)
+
+    def square(self) -> TensorBase:
+        return self * self
+
+    def relu(self) -> TensorBase:
+        # where, not maximum: relu'(0) = 0 as in PyTorch; NaN fails `<= 0` and stays NaN.
+        return where(self <= 0, 0, self)
+
+    def round(self, decimals: int = 0) -> TensorBase:
+        """Round half to even, as NumPy does; integers are returned unchanged."""
+        if self.dtype.kind != "f":
+            return self.astype(self.dtype)
+        if decimals == 0:
+            return _elementwise("rint", self)
+        scale = 10.0 ** decimals
+        return _elementwise("rint", self * scale) / scale
+
+    def clip(self, min=None, max=None) -> TensorBase:  # noqa: A002 - NumPy's names
+        """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);
+        the gradient passes at the bounds."""
+        out = self
+        if min is not None:
+            out = where(_or_nan(out < min, min), min, out)
+        if max is not None:
+            out = where(_or_nan(out > max, max), max, out)
+        return out
+
+    def where(self, condition, other) -> TensorBase:
+        """``where(condition, self, other)``, as PyTorch's ``Tensor.where``."""
+        return where(condition, self, other)
+
+    def __neg__(self) -> TensorBase:
+        if self.dtype == dtypes.bool_:
+            raise TypeError("negative of a bool tensor is not supported; use logical_not()")
+        return _elementwise("negative", self)
+
+    negative = __neg__
+
+    def __pos__(self) -> TensorBase:
+        return self.astype(self.dtype)
+
+    def __abs__(self) -> TensorBase:
+        return self.abs()
+
+    def __invert__(self) -> TensorBase:
+        if self.dtype != dtypes.bool_:
+            raise TypeError(f"~ is defined for bool tensors only, not {self.dtype}")
+        return self.logical_not()
+
+    def __add__(self, other) -> TensorBase: return _elementwise("add", self, other)
+    def __radd__(self, other) -> TensorBase: return _elementwise("add", other, self)
+    def __sub__(self, other) -> TensorBase: return _elementwise("subtract", self, other)
+    def __rsub__(self, other) -> TensorBase: return _elementwise("subtract", other, self)
+    def __mul__(self, other) -> TensorBase: return _elementwise("multiply", self, other)
+    def __rmul__(self, other) -> TensorBase: return _elementwise("multiply", other, self)
+    def __truediv__(self, other) -> TensorBase: return _elementwise("divide", self, other)
+    def __rtruediv__(self, other) -> TensorBase: return _elementwise("divide", other, self)
+    def __pow__(self, other) -> TensorBase: return power(self, other)
+    def __rpow__(self, other) -> TensorBase: return power(other, self)
+    def __matmul__(self, other) -> TensorBase: return _matmul(self, other)
+    def __rmatmul__(self, other) -> TensorBase: return _matmul(other, self)
+    def __and__(self, other) -> TensorBase: return _elementwise("logical_and", self, other)
+    def __rand__(self, other) -> TensorBase: return _elementwise("logical_and", other, self)
+    def __or__(self, other) -> TensorBase: return _elementwise("logical_or", self, other)
+    def __ror__(self, other) -> TensorBase: return _elementwise("logical_or", other, self)
+    def __eq__(self, other) -> TensorBase: return _elementwise("equal", self, other)  # type: ignore[override]
+    def __ne__(self, other) -> TensorBase: return _elementwise("not_equal", self, other)  # type: ignore[override]
+    def __lt__(self, other) -> TensorBase: return _elementwise("less", self, other)
+    def __le__(self, other) -> TensorBase: return _elementwise("less_equal", self, other)
+    def __gt__(self, other) -> TensorBase: return _elementwise("greater", self, other)
+    def __ge__(self, other) -> TensorBase: return _elementwise("greater_equal", self, other)
+
+
+def where(condition, x, y) -> TensorBase:
+    """Elements of `x` where `condition` holds, else of `y` (broadcasting)."""
+    return _elementwise("where", condition, x, y)
+
+
+def power(x, y) -> TensorBase:
+    """``x ** y``; integer tensors to negative integer powers are an error, as in NumPy."""
+    if isinstance(y, numbers.Integral) and y < 0 and isinstance(x, TensorBase) \
+            and x.dtype.kind in "bi":
+        raise ValueError("integers to negative integer powers are not allowed")
+    if isinstance(x, TensorBase) and isinstance(y, numbers.Real) and y == 2 \
+            and dtypes.result_type(x.dtype, y) == x.dtype:
+        return x * x  # NumPy's fast path too: the same bits as power(x, 2)
+    return _elementwise("power", x, y)
+
+
+def _or_nan(beyond: TensorBase, bound) -> TensorBase:
+    """`beyond`, or True where `bound` is NaN (a NaN bound makes clip's result NaN)."""
+    if isinstance(bound, numbers.Real):
+        return beyond | True if math.isnan(bound) else beyond
+    return beyond | (bound != bound)
