@@ -20,6 +20,7 @@ from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
+from numgrad.ordering import OrderMethods
 from numgrad.primitives import (
     _apply,
     _as,
@@ -38,10 +39,11 @@ from numgrad.primitives import (
     index_shape,
 )
 from numgrad.shapes import normalize_axes, normalize_axis
+from numgrad.shaping import ShapingMethods
 from numgrad.tensor_math import ElementwiseMethods, where
 
 
-class Tensor(ElementwiseMethods):
+class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     """An n-dimensional array with a lazily computed value and a recorded history.
 
     Create tensors with `numgrad.tensor`, `numgrad.zeros`, ...; values are computed

@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (NumPy's rules), dot, outer and einsum."""
+"""Products: matmul (NumPy's rules), dot, outer and einsum."""
 
 from __future__ import annotations
 
