@@ -42,7 +42,7 @@ from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
 from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from numgrad.interop import from_dlpack
 from numgrad.joining import concatenate, split, stack
-from numgrad.linalg import dot, einsum, matmul, outer
+from numgrad.linalg.products import *  # noqa: F403 - dot, einsum, matmul, tensordot, ...
 from numgrad.tensor import Tensor, realize
 from numgrad.tensor_math import power, where
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from numgrad.creation import tensor
 from numgrad.ops import BINARY, TABLE, UNARY
+from numgrad.ordering import OrderMethods
 from numgrad.primitives import _elementwise
+from numgrad.shaping import ShapingMethods
 from numgrad.tensor import Tensor
 
-#: Tensor methods that are also module functions, beyond the unary primitives.
+#: Tensor methods that are also module functions, beyond the unary primitives and the
+#: methods of the shaping and ordering mixins (all of which are).
 METHODS = (
     "abs", "square", "relu", "round", "clip", "sum", "prod", "max", "min", "mean", "var",
     "std", "logsumexp", "argmax", "argmin", "all", "any", "reshape", "transpose", "permute",
@@ -40,7 +43,8 @@ def _binary_function(name: str):
 
 
 _unary = [p.name for p in TABLE.values() if p.kind == UNARY and hasattr(Tensor, p.name)]
-_functions = {name: _method_function(name) for name in (*_unary, *METHODS)}
+_mixins = [n for m in (ShapingMethods, OrderMethods) for n in vars(m) if not n.startswith("_")]
+_functions = {name: _method_function(name) for name in (*_unary, *METHODS, *_mixins)}
 _functions.update(
     {p.name: _binary_function(p.name) for p in TABLE.values()
      if p.kind == BINARY and p.name != "power"})

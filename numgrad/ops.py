@@ -214,3 +214,12 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("load", LOAD),
 ]}
 del P
+
+
+def register(*primitives: Primitive) -> None:
+    """Add rows defined beside their front end (library primitives: scans, sorts,
+    decompositions, whose rules are long); a name is defined once."""
+    for p in primitives:
+        if p.name in TABLE:
+            raise ValueError(f"primitive {p.name!r} is already in the table")
+        TABLE[p.name] = p

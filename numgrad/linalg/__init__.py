@@ -1,5 +1,6 @@
 """``ng.linalg``: products and, as NumPy's ``np.linalg``, decompositions and solvers."""
 
-from numgrad.linalg.products import dot, einsum, matmul, outer
+from numgrad.linalg import products
+from numgrad.linalg.products import *  # noqa: F403
 
-__all__ = ["dot", "einsum", "matmul", "outer"]
+__all__ = [*products.__all__]

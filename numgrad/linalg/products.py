@@ -7,6 +7,8 @@ import numpy as np
 from numgrad.primitives import _dot, _matmul
 from numgrad.tensor import Tensor
 
+__all__ = ["dot", "einsum", "matmul", "outer"]
+
 
 def matmul(a, b) -> Tensor:
     """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions.
