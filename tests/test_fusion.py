@@ -72,12 +72,15 @@ def test_rerun_compiles_nothing_and_keys_are_structural(numba_cpu):
     def program(x, s):
         return ((x * s).sin() + 1.25).sum()
 
-    program(ng.tensor(rng.standard_normal(7)), 0.5).numpy()  # compile (or load) once
+    # Compile (or load) once per loop skeleton: serial for small launches, parallel
+    # with lanes for large ones (`cpu.variant`).
+    program(ng.tensor(rng.standard_normal(7)), 0.5).numpy()
+    program(ng.tensor(rng.standard_normal(10**6)), 0.5).numpy()
     with ng.engine.record() as rec:
         program(ng.tensor(rng.standard_normal(7)), 0.5).numpy()
         program(ng.tensor(rng.standard_normal(7)), 0.25).numpy()  # another constant
         program(ng.tensor(rng.standard_normal(10)), 0.5).numpy()  # other sizes
-        program(ng.tensor(rng.standard_normal(10**6)), 0.5).numpy()
+        program(ng.tensor(rng.standard_normal(10**6 + 3)), 0.5).numpy()
     assert rec.kernels_compiled == 0 and rec.disk_hits == 0
     assert rec.cache_hits == rec.kernels_launched == 4
 
@@ -91,7 +94,7 @@ def test_parallel_kernels_match_serial(monkeypatch, numba_cpu):
         "row max": (lambda t: t.max(axis=1) + 1, lambda v: v.max(axis=1) + 1),
         "column sum": (lambda t: t.sum(axis=0), lambda v: v.sum(axis=0)),
     }
-    monkeypatch.setattr(numba_cpu, "PARALLEL_THRESHOLD", 16)
+    monkeypatch.setattr(numba_cpu, "PARALLEL_WORK_NS", 0)
     for name, (fn, ref) in programs.items():
         np.testing.assert_allclose(fn(x).numpy(), ref(a), rtol=1e-12, err_msg=name)
 

@@ -6,44 +6,81 @@ Kernels are ``numba.njit`` loops over the collapsed loop nest, serial or paralle
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+from typing import NamedTuple
 
 # Numba's OpenMP threads otherwise spin after each parallel kernel, starving the
 # BLAS threads of the next matmul (and everything else on a 2-core machine).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402 - after the OpenMP setting
+import numpy as np  # noqa: E402
 
 from numgrad.kernels import jit  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
+from numgrad.ops import TABLE  # noqa: E402
 
 #: this target in kernel cache keys
 key = "cpu"
 
-#: Launches over at least this many elements use a parallel kernel. Below it the
-#: thread start-up costs more than it saves on 2 cores (see docs/design.md), and
-#: parallel kernels compile several times slower.
-PARALLEL_THRESHOLD = 1 << 20
+#: A launch whose estimated serial time (`work_ns`) reaches this many nanoseconds runs a
+#: parallel kernel: Numba's thread start-up is about 10 us here, and parallel kernels
+#: compile several times slower (see docs/design.md).
+PARALLEL_WORK_NS = 100_000
+#: Estimated cost per element, in ns: moving one byte, a libm call, any other operation.
+BYTE_NS, CALL_NS, OP_NS = 0.1, 12.0, 0.3
+#: A reduced loop at least this long folds into this many independent accumulators
+#: (lanes), so that LLVM vectorizes it; the lanes are combined in order at the end.
+LANES, LANES_FROM = 16, 64
 
 
 # ---- generated kernels ---------------------------------------------------------------
 
-SERIAL, PARALLEL = "serial", "parallel"
+class Loops(NamedTuple):
+    """A kernel's loop skeleton: `parallel` spreads work over threads; `lanes` folds
+    the reduced loop into `LANES` accumulators."""
+
+    parallel: bool = False
+    lanes: bool = False
 
 
-def variant(program: Program, shape: tuple[int, ...]) -> str:
-    """`PARALLEL` for large launches, else `SERIAL` (parallel kernels start threads
-    and compile several times slower)."""
-    return PARALLEL if math.prod(shape) >= PARALLEL_THRESHOLD else SERIAL
+SERIAL, PARALLEL = Loops(), Loops(parallel=True)
 
 
-def kernel(program: Program, variant: str):
+def work_ns(program: Program, shape: tuple[int, ...]) -> float:
+    """The estimated serial time of `program` over `shape`: bytes moved plus operations,
+    libm calls (``math.*`` in the row's expression) priced apart."""
+    return _element_ns(program) * math.prod(shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _element_ns(program: Program) -> float:
+    ns = 0.0
+    for (name, *_), dtype in zip(program.code, program.dtypes):
+        if name in ("in", "gather"):
+            ns += BYTE_NS * np.dtype(dtype).itemsize
+        elif name not in ("arg", "cast"):
+            ns += CALL_NS if "math." in TABLE[name].expr else OP_NS
+    return ns + sum(BYTE_NS * np.dtype(program.dtypes[p]).itemsize for p in program.stores)
+
+
+def variant(program: Program, shape: tuple[int, ...]) -> Loops:
+    """Parallel when the launch's estimated work (`work_ns`) pays for the threads, and
+    lanes for a long innermost reduced loop."""
+    parallel = numba.get_num_threads() > 1 and work_ns(program, shape) >= PARALLEL_WORK_NS
+    lanes = (bool(program.reduce) and program.reduced_rank == 1 and not program.reduce_outer
+             and shape[-1] >= LANES_FROM)
+    return Loops(parallel, lanes)
+
+
+def kernel(program: Program, variant: Loops):
     return jit.kernel((program, variant, key), lambda: render(program, variant))
 
 
-def launch(kernel, variant: str, outs, shape, inputs, args) -> str:
+def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
     return jit.launch(
         kernel, lambda: kernel(*outs, shape, numba.get_num_threads(), *inputs, *args),
         _compile_state, kernel.py_func.__code__.co_filename)
@@ -54,17 +91,17 @@ def _compile_state(kernel) -> tuple[int, int]:
     return len(kernel.overloads), sum(kernel.stats.cache_hits.values())
 
 
-def render(program: Program, variant: str = SERIAL, name: str = "kernel") -> str:
+def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> str:
     """The source of a module defining `name`, the compiled kernel of `program`.
 
     The kernel's signature is ``name([red,] out0, ..., shape, threads, in0, ...,
     tab0, ..., arg0, ...)``: `shape` is the loop nest (kept dimensions, then reduced
     ones) and every input is a view spanning it (stride 0 where it does not vary).
-    A `PARALLEL` kernel spreads its outer loop over `threads` (an argument, because
+    A parallel kernel spreads its outer loop over `threads` (an argument, because
     a kernel that asks Numba for it cannot be cached); a reduction with few outputs
     is cut into chunks reduced in parallel.
     """
-    parallel = variant == PARALLEL
+    parallel = variant.parallel
     outs, ins, args = Skeleton.parameters(program)
     lines = [
         "import math",
@@ -75,7 +112,7 @@ def render(program: Program, variant: str = SERIAL, name: str = "kernel") -> str
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
-    loops = _Loops(program, lines)
+    loops = _Loops(program, lines, variant.lanes)
     if not program.reduce:
         loops.elementwise(parallel)
     elif program.reduce_outer:
@@ -96,19 +133,38 @@ class _Loops(Skeleton):
             self.line(d, f"for i{d} in {loop}(shape[{d}]):")
         self.body(self.k)
 
-    def fold(self, depth: int, first: str) -> None:
-        """Reduced loops (the first over `first`) folding the code into ``acc``."""
+    def __init__(self, program: Program, lines: list[str], lanes: bool):
+        super().__init__(program, lines)
+        self.lanes = lanes
+
+    def fold(self, depth: int, start: str, stop: str) -> None:
+        """The reduced loops (the first from `start` to `stop`) folding the code into
+        ``acc``; with lanes, element ``i`` of the first folds into ``accs[i % LANES]``."""
+        k = self.k
+        if not self.lanes:
+            self.line(depth, f"acc = {self.identity}")
+            for d in range(k, k + self.r):
+                bounds = f"{start}, {stop}" if d == k else f"shape[{d}]"
+                self.line(depth + d - k, f"for i{d} in range({bounds}):")
+            self.body(depth + self.r)
+            self.fold_in(depth + self.r, f"v{self.p.folded}")
+            return
+        self.line(depth, f"accs = np.full({LANES}, {self.identity})")
+        self.line(depth, f"for base in range({start}, {stop}, {LANES}):")
+        self.line(depth + 1, f"for lane in range(min({LANES}, {stop} - base)):")
+        self.line(depth + 2, f"i{k} = base + lane")
+        self.line(depth + 2, "acc = accs[lane]")
+        self.body(depth + 2)
+        self.fold_in(depth + 2, f"v{self.p.folded}")
+        self.line(depth + 2, "accs[lane] = acc")
         self.line(depth, f"acc = {self.identity}")
-        for d in range(self.k, self.k + self.r):
-            loop = first if d == self.k else f"range(shape[{d}])"
-            self.line(depth + d - self.k, f"for i{d} in {loop}:")
-        self.body(depth + self.r)
-        self.fold_in(depth + self.r, f"v{self.p.folded}")
+        self.line(depth, f"for lane in range({LANES}):")
+        self.fold_in(depth + 1, "accs[lane]")
 
     def serial_reduction(self) -> None:
         for d in range(self.k):
             self.line(d, f"for i{d} in range(shape[{d}]):")
-        self.fold(self.k, f"range(shape[{self.k}])")
+        self.fold(self.k, "0", f"shape[{self.k}]")
         self.finish(self.k)
 
     def outer_reduction(self, parallel: bool) -> None:
@@ -148,7 +204,7 @@ class _Loops(Skeleton):
         self.line(1, "i0, c = task // chunks, task % chunks")
         for d in range(1, k):
             self.line(d, f"for i{d} in range(shape[{d}]):")
-        self.fold(k, f"range(c * shape[{k}] // chunks, (c + 1) * shape[{k}] // chunks)")
+        self.fold(k, f"c * shape[{k}] // chunks", f"(c + 1) * shape[{k}] // chunks")
         self.line(k, f"partial[task{inner}] = acc")
         self.line(0, "for i0 in numba.prange(shape[0]):")
         for d in range(1, k):
