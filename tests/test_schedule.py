@@ -121,3 +121,42 @@ def test_float32_sums_accumulate_in_float64():
     x = ng.tensor(rng.standard_normal(10).astype(np.float32))
     program, _, source = _source(x.sum())
     assert program.acc_dtype == "float64" and "acc = np.float64(0)" in source
+
+
+# ---- schedules reused by structure -------------------------------------------------
+
+def test_a_loop_of_one_structure_schedules_once():
+    x = ng.tensor(rng.standard_normal(5), requires_grad=True)
+    for step, scale in enumerate([0.5, 0.25, 2.0]):
+        data = rng.standard_normal(5)
+        with ng.engine.record() as rec:
+            loss = ((ng.tensor(data) * x).tanh() * scale).sum()
+            loss.backward()
+        want = (np.tanh(data * x.numpy()) * scale).sum()
+        assert loss.item() == pytest.approx(want, rel=1e-12)
+        if step:  # the same operations, shapes and dtypes: new values, constants
+            assert rec.schedules_reused == 1 and rec.kernels_compiled == 0
+        x.grad = None
+
+
+def test_a_new_structure_or_index_array_is_scheduled_afresh():
+    x = ng.tensor(rng.standard_normal(6))
+    (x * 2).numpy()
+    with ng.engine.record() as rec:
+        (x * 2 + 1).numpy()  # another structure
+        (ng.tensor(rng.standard_normal(7)) * 2).numpy()  # another shape
+        idx = np.array([0, 2, 2])
+        got = (x[idx] * 3).numpy()
+        again = (x[np.array([1, 1, 0])] * 3).numpy()  # an index array is data
+    assert rec.schedules_reused == 0
+    np.testing.assert_array_equal(got, x.numpy()[idx] * 3)
+    np.testing.assert_array_equal(again, x.numpy()[[1, 1, 0]] * 3)
+
+
+def test_reused_schedules_rebind_every_constant_and_source():
+    a, b = rng.standard_normal((2, 3, 4))
+    for c1, c2 in [(1.5, -2.0), (0.25, 3.0)]:
+        x, y = ng.tensor(a), ng.tensor(b)
+        out = ((x * c1 + y).exp() * c2 + ng.full((3, 4), c1)).sum(axis=0)
+        np.testing.assert_allclose(out.numpy(), (np.exp(a * c1 + b) * c2 + c1).sum(0),
+                                   rtol=1e-12)

@@ -34,6 +34,9 @@ class Record:
     #: library primitives (scans, sorts, decompositions) on a device that ran them on the
     #: host, copying their inputs there and results back
     library_via_host: int = 0
+    #: realizations whose schedule was reused from an earlier graph of the same
+    #: structure (`numgrad.engine.reuse`) rather than planned again
+    schedules_reused: int = 0
 
     def __str__(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))

@@ -16,7 +16,8 @@ cut.
 
 from __future__ import annotations
 
-from numgrad.engine.counters import DEBUG, log
+from numgrad.engine import reuse
+from numgrad.engine.counters import DEBUG, count, log
 from numgrad.engine.lowering import (
     FUSION,
     INLINE,
@@ -68,8 +69,14 @@ def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
 def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
     """The schedule that computes the unrealized `targets`, and the buffer
     of each of its slots: the computed ones feed `Schedule.sources`, the others receive
-    what the schedule computes."""
+    what the schedule computes. A graph of a structure scheduled before reuses that
+    schedule (`numgrad.engine.reuse`)."""
     order = toposort(targets)
+    walk = reuse.structure(order, targets)
+    reused = reuse.recall(walk)
+    if reused is not None:
+        count(schedules_reused=1)
+        return reused
     users: dict[int, dict[int, LazyBuffer]] = {id(b): {} for b in order}
     weight: dict[int, int] = {}  # operations to recompute a node from computed buffers
     for buf in order:
@@ -110,11 +117,14 @@ def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
-    return _freeze(merge_siblings(items) if FUSION else items)
+    plan, bufs, constants = _freeze(merge_siblings(items) if FUSION else items)
+    reuse.remember(walk, plan, bufs, constants)
+    return plan, bufs
 
 
-def _freeze(items: list[Kernel | LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
-    """Number the buffers that `items` touch and make each item a frozen step."""
+def _freeze(items: list[Kernel | LazyBuffer]):
+    """Number the buffers that `items` touch and make each item a frozen step; also
+    returns the buffer of each slot and the constants each step reads as scalars."""
     slot_of: dict[int, int] = {}
     bufs: list[LazyBuffer] = []
     sources, uploads = [], []
@@ -129,8 +139,10 @@ def _freeze(items: list[Kernel | LazyBuffer]) -> tuple[Schedule, list[LazyBuffer
             bufs.append(buf)
         return slot_of[id(buf)]
 
-    steps = []
+    steps, constants = [], []
     for item in items:
+        constants.append(item.arg_nodes if isinstance(item, Kernel) else
+                         [item] if item.is_const else [])
         if isinstance(item, Kernel):
             steps.append(item.freeze(slot))
         elif item.is_const:  # a constant needed as an array: a broadcast scalar
@@ -141,7 +153,7 @@ def _freeze(items: list[Kernel | LazyBuffer]) -> tuple[Schedule, list[LazyBuffer
         else:
             steps.append(Call(item.op.name, tuple(map(slot, item.srcs)), item.arg, slot(item)))
     slots = tuple(Slot(b.shape, b.dtype, b.device) for b in bufs)
-    return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs
+    return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs, constants
 
 
 def _place(buf, users, wanted, root_of, has_reduce, weight, size):
