@@ -11,6 +11,7 @@ Examples
 """
 
 from numgrad import autograd, cuda, device, engine, functional, nn, optim, viz
+from numgrad.assembly import *  # noqa: F403
 from numgrad.autograd import (
     Function,
     FunctionCtx,

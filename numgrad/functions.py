@@ -1,10 +1,13 @@
 """NumPy-named module functions (``ng.exp``, ``ng.add``, ``ng.sum``, ...).
 
 Each forwards to the Tensor method or elementwise primitive of the same name, so
-a new primitive or method needs no second definition here.
+a new primitive or method needs no second definition here; NumPy's second names
+(``remainder``, ``degrees``, ``radians``) are the same functions.
 """
 
 from __future__ import annotations
+
+import numbers
 
 from numgrad.creation import tensor
 from numgrad.ops import BINARY, TABLE, UNARY
@@ -19,11 +22,30 @@ METHODS = (
     "abs", "square", "relu", "round", "clip", "sum", "prod", "max", "min", "mean", "var",
     "std", "logsumexp", "argmax", "argmin", "all", "any", "reshape", "transpose", "permute",
     "swapaxes", "broadcast_to", "expand_dims", "squeeze", "ravel", "flatten", "negative",
+    "deg2rad", "rad2deg", "sinc", "nan_to_num",
 )
+#: NumPy's other names of the same functions
+ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad"}
+#: What a binary primitive's function does beyond its name's promise
+NOTES = {
+    "fmax": "NaN is ignored: the result is NaN only where both are.",
+    "fmin": "NaN is ignored: the result is NaN only where both are.",
+    "mod": "The remainder of floor division, ``x % y``: its sign follows the divisor.",
+    "fmod": "C's remainder of truncated division: its sign follows the dividend `x`.",
+    "arctan2": "``arctan(x / y)`` in the quadrant of the point ``(y, x)``: in ``[-pi, pi]``.",
+    "hypot": "``sqrt(x**2 + y**2)``, without overflow or underflow on the way.",
+    "logaddexp": "``log(exp(x) + exp(y))``, without overflow.",
+    "logaddexp2": "``log2(2**x + 2**y)``, without overflow.",
+}
 
 
-def _method_function(name: str):
-    method = getattr(Tensor, name)
+#: Module functions that return a copy where NumPy's method works in place (``x.sort()``
+#: sorts x, ``ng.sort(x)`` returns a sorted copy): the Tensor method each one calls.
+COPYING = {"sort": "_sorted", "partition": "_partitioned"}
+
+
+def _method_function(name: str, method_name: str | None = None):
+    method = getattr(Tensor, method_name or name)
 
     def function(x, *args, **kwargs):
         return method(x if isinstance(x, Tensor) else tensor(x), *args, **kwargs)
@@ -35,10 +57,16 @@ def _method_function(name: str):
 
 def _binary_function(name: str):
     def function(x, y):
+        # Data (lists, arrays) become tensors; scalars stay scalars beside a tensor.
+        x, y = (v if isinstance(v, (Tensor, numbers.Number)) else tensor(v) for v in (x, y))
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            x = tensor(x)
         return _elementwise(name, x, y)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Elementwise ``{name}`` with NumPy's promotion and broadcasting."
+    if name in NOTES:
+        function.__doc__ += f"\n\n{NOTES[name]}"
     return function
 
 
@@ -48,5 +76,24 @@ _functions = {name: _method_function(name) for name in (*_unary, *METHODS, *_mix
 _functions.update(
     {p.name: _binary_function(p.name) for p in TABLE.values()
      if p.kind == BINARY and p.name != "power"})
+_functions.update({alias: _functions[name] for alias, name in ALIASES.items()})
+_functions.update({name: _method_function(name, m) for name, m in COPYING.items()})
 globals().update(_functions)
+
+
+# NumPy's argument names where they differ from the Tensor method's.
+def transpose(a, axes=None) -> Tensor:
+    """The axes of `a` reversed, or permuted as `axes` says (NumPy's ``transpose``)."""
+    a = a if isinstance(a, Tensor) else tensor(a)
+    return a.transpose() if axes is None else a.transpose(axes)
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:  # noqa: A002
+    """`a` limited to ``[a_min, a_max]`` (NumPy's ``clip``; `min` and `max` are NumPy 2's
+    other names of the bounds)."""
+    a = a if isinstance(a, Tensor) else tensor(a)
+    return a.clip(a_min if min is None else min, a_max if max is None else max)
+
+
+_functions.update(transpose=transpose, clip=clip)
 __all__ = sorted(_functions)

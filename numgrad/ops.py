@@ -12,6 +12,7 @@ precision) are Tensor methods built from these rows and so need no rule here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -64,8 +65,26 @@ def _minmax_vjp(g, out, x, y, arg):
     return g * wins_x / share.where(share > 0, 1), g * wins_y / share.where(share > 0, 1)
 
 
+def _fmod_vjp(g, out, x, y, arg):
+    # fmod(x, y) = x - trunc(x / y) * y: d/dy is -trunc(x / y) (mod's uses floor).
+    q = x / y
+    return g, -g * q.ceil().where(q < 0, q.floor())
+
+
+def _arctan2_vjp(g, out, x, y, arg):
+    r2 = x * x + y * y
+    return g * y / r2, -g * x / r2
+
+
+def _hypot_vjp(g, out, x, y, arg):
+    # 0 at the origin, where hypot is |x| along each axis and abs'(0) = 0 (autograd: NaN).
+    r = out.where(out != 0, 1)
+    return g * x / r, g * y / r
+
+
 def _pow_vjp(g, out, x, y, arg):
-    dx = (g * y * x ** (y - 1)).where(y != 0, 0)
+    # y = 0 takes x ** 1 in the masked branch, so that its own derivative stays finite.
+    dx = (g * y * x ** (y - 1).where(y != 0, 1)).where(y != 0, 0)
     dy = (g * out * x.log()).where(x != 0, 0)
     return dx, dy
 
@@ -157,6 +176,28 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
       floating=True, domain=(-1.2, 1.2)),
     P("tanh", UNARY, "math.tanh(x)", lambda g, out, x, _: (g * (1 - out * out),), np.tanh,
       floating=True),
+    P("sinh", UNARY, "math.sinh(x)", lambda g, out, x, _: (g * x.cosh(),), np.sinh,
+      floating=True),
+    P("cosh", UNARY, "math.cosh(x)", lambda g, out, x, _: (g * x.sinh(),), np.cosh,
+      floating=True),
+    P("arcsinh", UNARY, "math.asinh(x)", lambda g, out, x, _: (g / (x * x + 1).sqrt(),),
+      np.arcsinh, floating=True),
+    P("arccosh", UNARY, "math.acosh(x)", lambda g, out, x, _: (g / (x * x - 1).sqrt(),),
+      np.arccosh, floating=True, domain=(1.1, 3.0)),
+    P("arctanh", UNARY, "math.atanh(x)", lambda g, out, x, _: (g / (1 - x * x),), np.arctanh,
+      floating=True, domain=(-0.9, 0.9)),
+    P("arcsin", UNARY, "math.asin(x)", lambda g, out, x, _: (g / (1 - x * x).sqrt(),),
+      np.arcsin, floating=True, domain=(-0.9, 0.9)),
+    P("arccos", UNARY, "math.acos(x)", lambda g, out, x, _: (-g / (1 - x * x).sqrt(),),
+      np.arccos, floating=True, domain=(-0.9, 0.9)),
+    P("arctan", UNARY, "math.atan(x)", lambda g, out, x, _: (g / (x * x + 1),), np.arctan,
+      floating=True),
+    P("log2", UNARY, "math.log2(x)", lambda g, out, x, _: (g / (x * math.log(2)),), np.log2,
+      floating=True, domain=(0.1, 3.0)),
+    P("log10", UNARY, "math.log10(x)", lambda g, out, x, _: (g / (x * math.log(10)),),
+      np.log10, floating=True, domain=(0.1, 3.0)),
+    P("exp2", UNARY, "2.0 ** x", lambda g, out, x, _: (g * out * math.log(2),), np.exp2,
+      floating=True),
     # Two branches so that neither exp overflows.
     P("sigmoid", UNARY,
       "1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))",
@@ -177,6 +218,33 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     # NaN propagates as in NumPy: a comparison with NaN is False, so test x != x.
     P("maximum", BINARY, "x if (x >= y or x != x) else y", _minmax_vjp, np.maximum),
     P("minimum", BINARY, "x if (x <= y or x != x) else y", _minmax_vjp, np.minimum),
+    # fmax/fmin ignore a NaN (NaN only if both are); ties of -0.0 and 0.0 keep x
+    # (NumPy's SIMD loops pick either, by array length).
+    P("fmax", BINARY, "x if (x >= y or y != y) else y", _minmax_vjp, np.fmax),
+    P("fmin", BINARY, "x if (x <= y or y != y) else y", _minmax_vjp, np.fmin),
+    P("arctan2", BINARY, "math.atan2(x, y)", _arctan2_vjp, np.arctan2, floating=True),
+    P("hypot", BINARY, "math.hypot(x, y)", _hypot_vjp, np.hypot, floating=True),
+    # NumPy's npy_logaddexp(2): x == y first (equal infinities), the larger operand
+    # outside log1p, NaN from x - y.
+    P("logaddexp", BINARY,
+      "x + 0.6931471805599453 if x == y else (x + math.log1p(math.exp(y - x)) if x > y "
+      "else (y + math.log1p(math.exp(x - y)) if x < y else x - y))",
+      lambda g, out, x, y, _: (g * (x - out).exp(), g * (y - out).exp()), np.logaddexp,
+      floating=True),
+    P("logaddexp2", BINARY,
+      "x + 1.0 if x == y else (x + 1.4426950408889634 * math.log1p(2.0 ** (y - x)) if x > y "
+      "else (y + 1.4426950408889634 * math.log1p(2.0 ** (x - y)) if x < y else x - y))",
+      lambda g, out, x, y, _: (g * (x - out).exp2(), g * (y - out).exp2()), np.logaddexp2,
+      floating=True),
+    # Python's % is NumPy's remainder: the sign follows the divisor (and x % 0 is 0 for
+    # integers, NaN for floats, under the kernels' error model).
+    P("mod", BINARY, "x % y", lambda g, out, x, y, _: (g, -g * (x / y).floor()), np.remainder,
+      domain=(-3.0, 3.0)),
+    # C's fmod (the sign follows x), exact for floats and integers alike: a floored
+    # remainder by a divisor of x's sign is the truncated one; -abs(y) <= 0 never
+    # overflows, and copysign reads the sign of -0.0.
+    P("fmod", BINARY, "x % -abs(y) if math.copysign(1.0, x) < 0 else -(-x % -abs(y))",
+      _fmod_vjp, np.fmod, domain=(-3.0, 3.0)),
     P("equal", BINARY, "x == y", ref=np.equal, result=BOOL),
     P("not_equal", BINARY, "x != y", ref=np.not_equal, result=BOOL),
     P("less", BINARY, "x < y", ref=np.less, result=BOOL),

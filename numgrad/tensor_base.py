@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from numgrad import engine
+from numgrad import engine, numpy_api
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
@@ -68,8 +68,12 @@ class TensorBase:
         return self.device.backend.to_numpy(self._buf.realized)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """``np.asarray(t)``, ``np.array(t)``: a copy of the value (the caller owns it)."""
+        if copy is False:
+            raise ValueError("a tensor's value cannot be shared with NumPy without a copy "
+                             "(numgrad's buffers are immutable); use np.asarray(t) or t.numpy()")
         array = self.numpy()
-        return array if dtype is None else array.astype(dtype)
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def item(self) -> Scalar:
         self._check_one_element("item()")
@@ -103,8 +107,19 @@ class TensorBase:
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         return int(self)
 
-
     # ---- working with other libraries (SPEC §8) ------------------------------------
+    def __array_ufunc__(self, ufunc, method: str, *inputs, **kwargs):
+        """NumPy's ufuncs on tensors (NEP 13): ``np.exp(t)``, ``a + t`` (``a`` an ndarray)
+        and ``np.add.reduce(t)`` call numgrad's function of the same name and return a
+        tensor; see `numgrad.numpy_api`."""
+        return numpy_api.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's other functions on tensors (NEP 18): ``np.sum(t, axis=0)``,
+        ``np.concatenate([t, u])``, ``np.linalg.solve(A, t)`` call numgrad's function of
+        the same name; one numgrad does not have raises TypeError naming it."""
+        return numpy_api.array_function(func, types, args, kwargs)
+
     def __reduce__(self):
         """Pickle by value: the value, dtype, device name and requires_grad (not the
         history). Unpickling where the device does not exist raises, naming it."""

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from numgrad import dtypes
-from numgrad.primitives import _elementwise, _matmul
+from numgrad.primitives import _as, _elementwise, _matmul
 from numgrad.tensor_base import TensorBase
 
 
@@ -32,6 +34,17 @@ class ElementwiseMethods(TensorBase):
     def cos(self) -> TensorBase: return _elementwise("cos", self)
     def tan(self) -> TensorBase: return _elementwise("tan", self)
     def tanh(self) -> TensorBase: return _elementwise("tanh", self)
+    def sinh(self) -> TensorBase: return _elementwise("sinh", self)
+    def cosh(self) -> TensorBase: return _elementwise("cosh", self)
+    def arcsinh(self) -> TensorBase: return _elementwise("arcsinh", self)
+    def arccosh(self) -> TensorBase: return _elementwise("arccosh", self)
+    def arctanh(self) -> TensorBase: return _elementwise("arctanh", self)
+    def arcsin(self) -> TensorBase: return _elementwise("arcsin", self)
+    def arccos(self) -> TensorBase: return _elementwise("arccos", self)
+    def arctan(self) -> TensorBase: return _elementwise("arctan", self)
+    def log2(self) -> TensorBase: return _elementwise("log2", self)
+    def log10(self) -> TensorBase: return _elementwise("log10", self)
+    def exp2(self) -> TensorBase: return _elementwise("exp2", self)
     def sigmoid(self) -> TensorBase: return _elementwise("sigmoid", self)
     def sign(self) -> TensorBase: return _elementwise("sign", self)
     def floor(self) -> TensorBase: return _elementwise("floor", self)
@@ -54,6 +67,52 @@ class ElementwiseMethods(TensorBase):
             return _elementwise("rint", self)
         scale = 10.0 ** decimals
         return _elementwise("rint", self * scale) / scale
+
+    def deg2rad(self) -> TensorBase:
+        """Degrees to radians, ``x * (pi / 180)`` as NumPy computes it."""
+        return self * (math.pi / 180)
+
+    def rad2deg(self) -> TensorBase:
+        """Radians to degrees, ``x * (180 / pi)`` as NumPy computes it."""
+        return self * (180 / math.pi)
+
+    def sinc(self) -> TensorBase:
+        """NumPy's normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0.
+
+        Near 0 it is the series ``1 - (pi x)**2 / 6`` (the quotient's value within
+        rounding there), so its first and second derivatives at 0 are exact (0 and
+        -pi**2 / 3).
+
+        >>> x = ng.tensor([0.0, 0.5, 1.0], requires_grad=True)
+        >>> ng.sinc(x).round(6).tolist()
+        [1.0, 0.63662, 0.0]
+        >>> ng.grad(ng.sinc(x).sum(), x)[0].round(6).tolist()
+        [0.0, -1.27324, -1.0]
+        """
+        x = _as(self, dtypes.to_float(self.dtype))
+        near_zero = x.abs() < 1e-4
+        # The quotient's own gradient is masked at 0 but must not be 0 / 0 there.
+        y = where(near_zero, 1, x) * math.pi
+        return where(near_zero, 1 - (x * math.pi) ** 2 / 6, y.sin() / y)
+
+    def nan_to_num(self, copy: bool = True, nan=0.0, posinf=None, neginf=None) -> TensorBase:
+        """NaN to `nan`, infinities to `posinf`/`neginf` (by default the dtype's largest
+        and most negative finite values), as NumPy's; integers and bools are unchanged.
+
+        The gradient passes where the input is finite, 0 elsewhere. ``copy=False``
+        changes this tensor in place (its value is rebound, SPEC §1) and returns it.
+
+        >>> ng.nan_to_num(ng.tensor([np.nan, np.inf, -np.inf, 1.5]), posinf=9.0).tolist()
+        [0.0, 9.0, -1.7976931348623157e+308, 1.5]
+        """
+        if self.dtype.kind != "f":
+            out = self.astype(self.dtype)
+        else:
+            info = np.finfo(self.dtype)
+            out = where(self != self, nan, self)
+            out = where(self == math.inf, info.max if posinf is None else posinf, out)
+            out = where(self == -math.inf, info.min if neginf is None else neginf, out)
+        return out if copy else self._rebind(out)
 
     def clip(self, min=None, max=None) -> TensorBase:  # noqa: A002 - NumPy's names
         """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);
@@ -95,6 +154,10 @@ class ElementwiseMethods(TensorBase):
     def __rmul__(self, other) -> TensorBase: return _elementwise("multiply", other, self)
     def __truediv__(self, other) -> TensorBase: return _elementwise("divide", self, other)
     def __rtruediv__(self, other) -> TensorBase: return _elementwise("divide", other, self)
+    def __mod__(self, other) -> TensorBase: return _elementwise("mod", self, other)
+    def __rmod__(self, other) -> TensorBase: return _elementwise("mod", other, self)
+    # In place as Tensor's other in-place operators: this object gets the new value.
+    def __imod__(self, other) -> TensorBase: return self._rebind(self % other)
     def __pow__(self, other) -> TensorBase: return power(self, other)
     def __rpow__(self, other) -> TensorBase: return power(other, self)
     def __matmul__(self, other) -> TensorBase: return _matmul(self, other)

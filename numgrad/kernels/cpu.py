@@ -18,20 +18,24 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402
 
-from numgrad.kernels import jit  # noqa: E402
+from numgrad.kernels import jit, vecmath  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 from numgrad.ops import TABLE  # noqa: E402
 
-#: this target in kernel cache keys
-key = "cpu"
+#: ``NUMGRAD_MATH=libm`` calls libm for exp, log, sin, tanh, ... (scalar code); by default
+#: kernels use `numgrad.kernels.vecmath`, branch-free code that LLVM vectorizes.
+VECTOR_MATH = os.environ.get("NUMGRAD_MATH", "vector") != "libm"
+#: this target in kernel cache keys (the math library changes the machine code)
+key = "cpu" if VECTOR_MATH else "cpu-libm"
 
 #: A launch whose estimated serial time (`work_ns`) reaches this many nanoseconds runs a
 #: parallel kernel: Numba's thread start-up is about 10 us here, and parallel kernels
 #: compile several times slower (see docs/design.md).
 PARALLEL_WORK_NS = 100_000
-#: Estimated cost per element, in ns: moving one byte, a libm call, any other operation.
-BYTE_NS, CALL_NS, OP_NS = 0.1, 12.0, 0.3
+#: Estimated cost per element, in ns: moving one byte, a libm call, a vectorized
+#: function (`vecmath`), any other operation.
+BYTE_NS, CALL_NS, VECTOR_NS, OP_NS = 0.1, 12.0, 3.0, 0.3
 #: A reduced loop at least this long folds into this many independent accumulators
 #: (lanes), so that LLVM vectorizes it; the lanes are combined in order at the end.
 LANES, LANES_FROM = 16, 64
@@ -52,7 +56,8 @@ SERIAL, PARALLEL = Loops(), Loops(parallel=True)
 
 def work_ns(program: Program, shape: tuple[int, ...]) -> float:
     """The estimated serial time of `program` over `shape`: bytes moved plus operations,
-    libm calls (``math.*`` in the row's expression) priced apart."""
+    vectorized functions and libm calls (``math.*`` in the row's expression) priced
+    apart."""
     return _element_ns(program) * math.prod(shape)
 
 
@@ -62,6 +67,8 @@ def _element_ns(program: Program) -> float:
     for (name, *_), dtype in zip(program.code, program.dtypes):
         if name in ("in", "gather"):
             ns += BYTE_NS * np.dtype(dtype).itemsize
+        elif name in _Loops.exprs:
+            ns += VECTOR_NS
         elif name not in ("arg", "cast"):
             ns += CALL_NS if "math." in TABLE[name].expr else OP_NS
     return ns + sum(BYTE_NS * np.dtype(program.dtypes[p]).itemsize for p in program.stores)
@@ -107,6 +114,7 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
         "import math",
         "import numba",
         "import numpy as np",
+        *([vecmath.HEADER] if VECTOR_MATH else []),
         "",
         "",
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
@@ -126,6 +134,8 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
 
 class _Loops(Skeleton):
     """Numba loops: ``range`` or ``numba.prange`` nests over `shape`."""
+
+    exprs = vecmath.EXPRS if VECTOR_MATH else {}
 
     def elementwise(self, parallel: bool) -> None:
         for d in range(self.k):

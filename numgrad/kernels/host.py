@@ -147,4 +147,5 @@ def matmul(a, b, arg=None):
 def library(*arrays_and_call):
     """A library primitive (`numgrad.ops.LIBRARY`): ``op.ref(*arrays, arg)``, C-contiguous."""
     *arrays, (op, arg) = arrays_and_call
-    return np.ascontiguousarray(op.ref(*arrays, arg))
+    result = np.asarray(op.ref(*arrays, arg))
+    return result if result.flags.c_contiguous else np.ascontiguousarray(result)

@@ -31,6 +31,10 @@ OVERRIDES = {
     # Ties keep x, so maximum(-0.0, 0.0) is -0.0 (np.maximum gives 0.0); NaN propagates.
     "maximum": "np.where((x >= y) | (x != x), x, y)",
     "minimum": "np.where((x <= y) | (x != x), x, y)",
+    # The same tie rule; a NaN operand is ignored (np.fmax's ties of -0.0 and 0.0 give
+    # either, by array length).
+    "fmax": "np.where((x >= y) | (y != y), x, y)",
+    "fmin": "np.where((x <= y) | (y != y), x, y)",
 }
 
 _kernels: dict[tuple[Program, str], Callable] = {}

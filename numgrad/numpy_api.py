@@ -1,0 +1,228 @@
+"""NumPy's functions on tensors: ``__array_ufunc__`` (NEP 13) and ``__array_function__``
+(NEP 18) send ``numpy.<name>(tensor, ...)`` to numgrad's function of the same name.
+
+``numpy.<name>`` goes to ``numgrad.<name>`` and ``numpy.linalg.<name>`` to
+``numgrad.linalg.<name>``, looked up by name in the public namespaces at call time: a
+function added to numgrad is dispatched to with no table here to update. `ALIASES` holds
+NumPy's other spellings of a numgrad function. A NumPy function numgrad has no equivalent
+of raises `TypeError` naming it; nothing converts a tensor to an array silently. NumPy
+arrays among the operands become tensors on the tensors' device (as in ``t + a``), so the
+result is a tensor that stays lazy and differentiable.
+
+The namespaces are read through the package (``numgrad.linalg``), never imported here:
+`numgrad.tensor_base` imports this module while the package is still being built.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+
+import numpy as np
+
+import numgrad
+
+#: NumPy's module of a function -> the numgrad namespace (an attribute path) holding its
+#: equivalent.
+NAMESPACES = {"numpy": (), "numpy.linalg": ("linalg",)}
+
+#: NumPy names -> the name of the same function in numgrad.
+ALIASES = {
+    "absolute": "abs", "around": "round", "amax": "max", "amin": "min",
+    "concat": "concatenate", "true_divide": "divide", "permute_dims": "transpose",
+    "row_stack": "vstack",
+}
+
+#: NumPy's functions that read a tensor's attributes (they return ints, not tensors).
+METADATA = {
+    "numpy.shape": lambda a: a.shape,
+    "numpy.ndim": lambda a: a.ndim,
+    "numpy.size": lambda a, axis=None: a.size if axis is None else a.shape[axis],
+}
+
+#: ufunc methods with a numgrad equivalent: ``np.add.reduce`` is a sum over axis 0, ...
+REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+          "logical_and": "all", "logical_or": "any"}
+ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+_OPAQUE = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
+    """``Tensor.__array_ufunc__``: apply numgrad's equivalent of `ufunc` (or of its method)."""
+    label = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    if not all(_known_operand(x) for x in inputs):
+        return NotImplemented  # another library's array: let it (or NumPy) answer
+    _refuse_out(kwargs.pop("out", None), label)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}  # None: the default
+    like = next(x for x in inputs if isinstance(x, numgrad.Tensor))
+    operands = [x if _is_scalar(x) else _as_tensor(x, like) for x in inputs]
+    if method == "__call__":
+        return _call(_function(ufunc.__name__, (), label), (), operands, kwargs, label)
+    if method == "outer":  # f(a[..., None, ...], b): every operand broadcast against the next
+        a, b = operands
+        if isinstance(a, numgrad.Tensor):
+            a = a.reshape(a.shape + (1,) * getattr(b, "ndim", 0))
+        return _call(_function(ufunc.__name__, (), label), (), [a, b], kwargs, label)
+    table = {"reduce": REDUCE, "accumulate": ACCUMULATE}.get(method, {})
+    if ufunc.__name__ not in table:
+        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+    kwargs.setdefault("axis", 0)  # a ufunc method's default axis (numgrad's is None)
+    return _call(_function(table[ufunc.__name__], (), label), (), operands, kwargs, label)
+
+
+def array_function(func, types: tuple, args: tuple, kwargs: dict):
+    """``Tensor.__array_function__``: call numgrad's equivalent of NumPy's `func`."""
+    if not all(t is np.ndarray or issubclass(t, numgrad.Tensor) for t in types):
+        return NotImplemented  # another library's array, or an ndarray subclass (np.ma)
+    module = func.__module__
+    label = f"{module}.{func.__name__}"
+    if label in METADATA:
+        return METADATA[label](*args, **kwargs)
+    if module not in NAMESPACES:
+        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+    function = _function(func.__name__, NAMESPACES[module], label)
+    like = _first_tensor((args, kwargs))
+    args, kwargs = _convert((args, kwargs), like)
+    return _call(function, func, args, kwargs, label)
+
+
+def _function(name: str, namespace: tuple[str, ...], label: str):
+    """numgrad's function `name` (or its alias) in `namespace`; TypeError naming `label`
+    where there is none."""
+    space = numgrad
+    for part in namespace:
+        space = getattr(space, part)
+    function = getattr(space, ALIASES.get(name, name), None)
+    if not inspect.isfunction(function) or not function.__module__.startswith("numgrad"):
+        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+    return function
+
+
+def _call(function, numpy_function, args, kwargs: dict, label: str):
+    """``function(...)`` with the arguments NumPy's function was called with, mapped by
+    NumPy's signature where it has one (`numpy_function`, or ``()`` for a ufunc)."""
+    args, kwargs = _map(numpy_function, function, list(args), dict(kwargs), label)
+    return function(*args, **kwargs)
+
+
+def _map(numpy_function, function, args: list, kwargs: dict, label: str):
+    """NumPy's positional and keyword arguments as `function` takes them.
+
+    An argument given by position stays positional while numgrad's parameter in that
+    position has NumPy's name or another (``a_min`` for ``min``); it becomes a keyword
+    where numgrad has NumPy's name elsewhere. ``out`` must be None. A keyword `function`
+    does not take raises TypeError naming it.
+    """
+    params = _parameters(function)
+    if numpy_function:
+        try:
+            bound = inspect.signature(numpy_function).bind(*args, **kwargs)
+        except (TypeError, ValueError):  # no signature, or a call NumPy itself refuses
+            bound = None
+        if bound is not None:
+            args, kwargs = _by_name(bound, params, len(args), label)
+    for name in kwargs:
+        if params is not None and name not in params:
+            raise TypeError(f"numgrad.{function.__name__} takes no argument '{name}' "
+                            f"(given to {label})")
+    return args, kwargs
+
+
+def _by_name(bound: inspect.BoundArguments, params: dict | None, n_positional: int,
+             label: str):
+    names = list(bound.signature.parameters)
+    args, kwargs, position = [], {}, 0
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        given_by_position = names.index(name) < n_positional or kind in _OPAQUE
+        if name == "out":
+            _refuse_out(value, label)
+        elif kind == inspect.Parameter.VAR_POSITIONAL:
+            args.extend(value)
+            position += len(value)
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif not kwargs and _positional(params, position, name, given_by_position):
+            args.append(value)
+            position += 1
+        else:
+            kwargs[name] = value
+    return args, kwargs
+
+
+def _positional(params: dict | None, position: int, name: str, given_by_position: bool) -> bool:
+    """Whether NumPy's argument `name` goes to numgrad's parameter in `position`."""
+    if params is None:
+        return given_by_position
+    slots = [p for p in params.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if position < len(slots) and slots[position].kind == slots[position].VAR_POSITIONAL:
+        return True  # ``*axes``/``*shape``: ``axes=`` given to NumPy fills it
+    if position >= len(slots):
+        return False
+    if slots[position].name == name:
+        return True
+    return given_by_position and (name not in params or params[name].kind in _OPAQUE)
+
+
+def _parameters(function) -> dict | None:
+    """`function`'s parameters by name; None when it takes any keyword.
+
+    The forwarders in `numgrad.functions` take ``(x, *args, **kwargs)``: their parameters
+    are those of the Tensor method of the same name.
+    """
+    params = dict(inspect.signature(function).parameters)
+    kinds = [p.kind for p in params.values()]
+    method = getattr(numgrad.Tensor, function.__name__, None)
+    if kinds[1:] == list(_OPAQUE) and callable(method):
+        params = dict(inspect.signature(method).parameters)
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return None
+    return params
+
+
+def _refuse_out(out, label: str) -> None:
+    if any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        raise TypeError(
+            f"{label}: numgrad cannot write into out= (its buffers are immutable); use the "
+            f"returned tensor")
+
+
+def _known_operand(x) -> bool:
+    return (isinstance(x, (numgrad.Tensor, list, tuple)) or type(x) is np.ndarray
+            or _is_scalar(x))
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic))
+
+
+def _as_tensor(x, like):
+    """`x` as a tensor on `like`'s device (a copy of an array, as ``like + x`` makes)."""
+    if isinstance(x, numgrad.Tensor):
+        return x
+    if _first_tensor(x) is not None:  # its tensors' histories would be lost
+        raise TypeError("a list holding tensors is not an operand numgrad takes; join them "
+                        "with ng.stack first")
+    return numgrad.tensor(x, device=like.device)
+
+
+def _first_tensor(tree):
+    if isinstance(tree, numgrad.Tensor):
+        return tree
+    items = tree.values() if isinstance(tree, dict) else tree
+    if isinstance(tree, (list, tuple, dict)):
+        return next((t for t in map(_first_tensor, items) if t is not None), None)
+    return None
+
+
+def _convert(tree, like):
+    """`tree` (arguments, nested in lists, tuples and dicts) with its arrays as tensors."""
+    if isinstance(tree, np.ndarray):
+        return _as_tensor(tree, like)
+    if isinstance(tree, dict):
+        return {k: _convert(v, like) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_convert(v, like) for v in tree)
+    return tree

@@ -1,0 +1,179 @@
+"""The vector math of the generated CPU kernels (`numgrad.kernels.vecmath`): accuracy on a
+sample (the full table is ``python tools/ulp_table.py``), NumPy's special values, loops that
+LLVM vectorizes, and use from a generated, disk-cached kernel module."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from numgrad.kernels import vecmath as vm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import ulp_table  # noqa: E402
+
+NAMES = list(vm.EXPRS)
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", NAMES)
+def test_within_3_ulp_of_a_wider_reference(name, dtype):
+    # 20000 points over the whole domain (ulp_table.samples), against NumPy in long double
+    # (float64) or float64 (float32); where the reference is not finite, NumPy's value exactly.
+    errors, special_mismatches = ulp_table.ulp_errors(
+        name, ulp_table.samples(name, dtype, 20000, seed=1))
+    assert errors.size > 10000
+    assert errors.max() <= 3.0
+    assert special_mismatches == 0
+
+
+def _boundaries(dtype) -> list[float]:
+    """x where exp(x) overflows or underflows to 0 (rounded), and the normal range's end."""
+    info, wide = np.finfo(dtype), np.longdouble
+    points = [np.log(wide(info.max)), np.log(wide(info.smallest_subnormal) / 2),
+              np.log(wide(info.smallest_normal))]
+    return [float(x) for p in points for x in _neighbours(dtype(p))]
+
+
+def _neighbours(x) -> list:
+    up, down = np.nextafter(x, np.inf), np.nextafter(x, -np.inf)
+    return [x, up, down, np.nextafter(up, np.inf), np.nextafter(down, -np.inf)]
+
+
+def _special_points(dtype) -> np.ndarray:
+    info = np.finfo(dtype)
+    base = [0.0, info.smallest_subnormal, 3 * info.smallest_subnormal,
+            info.smallest_normal - info.smallest_subnormal, info.smallest_normal, info.eps,
+            0.5, 1.0, 2.0, 1e4, 2.0**60, info.max, np.inf, *_boundaries(dtype)]
+    points = np.array(base, dtype)
+    return np.concatenate([points, -points, [np.nan]]).astype(dtype)
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Equal including the sign of zero, or both nan."""
+    width = f"u{a.itemsize}"
+    return (a.view(width) == b.view(width)) | (np.isnan(a) & np.isnan(b))
+
+
+def _exact_in_numpy(x: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Where NumPy's value is exact by definition: special inputs (zeros, infinities, nan,
+    subnormals) or special results (zeros, infinities, nan, +-1)."""
+    tiny = np.finfo(x.dtype).smallest_normal
+    return (~np.isfinite(x) | (np.abs(x) < tiny) | ~np.isfinite(expected) | (expected == 0)
+            | (np.abs(expected) == 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "power"])
+def test_special_values_as_numpy(name, dtype):
+    x = _special_points(dtype)
+    got = ulp_table.ours(name, (x,))
+    with np.errstate(all="ignore"):
+        expected = ulp_table.REFERENCES[name][0](x)
+    exact = _exact_in_numpy(x, expected)
+    assert exact.sum() >= 10
+    mismatches = [(v, g, e) for v, g, e in zip(x[exact], got[exact], expected[exact])
+                  if not _same_bits(np.array([g]), np.array([e]))[0]]
+    assert mismatches == []
+    # the rest (near the overflow and underflow boundaries): finite where NumPy's is
+    assert np.array_equal(np.isfinite(got), np.isfinite(expected))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_power_special_cases_as_numpy(dtype):
+    info = np.finfo(dtype)
+    xs = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, np.inf, -np.inf, np.nan,
+          info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max]
+    ys = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf,
+          np.nan, 2.0**60, -(2.0**60), 1e30, -1e30, 1001.0, -1001.0]
+    x, y = (a.ravel().astype(dtype) for a in np.meshgrid(xs, ys))
+    got = ulp_table.ours("power", (x, y))
+    with np.errstate(all="ignore"):
+        expected = np.power(x, y)
+    exact = ~np.isfinite(expected) | (expected == 0) | (np.abs(expected) == 1)
+    assert exact.sum() > 150
+    assert _same_bits(got[exact], expected[exact]).all()
+    assert np.array_equal(np.isfinite(got), np.isfinite(expected))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", NAMES)
+def test_loops_vectorize(name, dtype):
+    # The loop of out[i] = f(a[i]) has float vector instructions in its LLVM IR (x86-64
+    # has at least SSE2: 2 doubles, 4 floats per vector; AVX-512 gives 8 and 16).
+    args = ulp_table.samples(name, dtype, 64)
+    out = np.empty_like(args[0])
+    f = vm.IMPLEMENTATIONS[np.dtype(dtype).name][name]
+    loop = ulp_table.run(f, args, out)
+    width = ulp_table._widest_vector(loop, f, *args, out)
+    assert width != "scalar" and int(width) >= (2 if dtype == np.float64 else 4)
+
+
+def test_numba_dispatch_on_types():
+    @numba.njit
+    def apply(x, y):
+        return vm.exp(x), vm.power(x, y)
+
+    e32, p32 = apply(np.float32(1.5), np.float32(2.5))
+    assert numba.typeof(e32) == numba.float32 or isinstance(e32, float)
+    assert e32 == vm.IMPLEMENTATIONS["float32"]["exp"](np.float32(1.5))
+    assert p32 == vm.IMPLEMENTATIONS["float32"]["power"](np.float32(1.5), np.float32(2.5))
+    e64, p64 = apply(2, 0.5)  # an integer argument runs the float64 code
+    assert e64 == vm.IMPLEMENTATIONS["float64"]["exp"](2.0)
+    assert abs(p64 - np.sqrt(2)) <= 2.3e-16
+    assert apply(3, 4)[1] == 81  # integer power stays integer, as x ** y
+
+
+def test_python_scalars():
+    assert vm.sin(1e300) == pytest.approx(np.sin(1e300), rel=4.5e-16)
+    assert np.signbit(vm.log1p(-0.0)) and vm.tanh(np.float32(-20)) == -1
+    assert np.isnan(vm.log(-1.0)) and vm.log(0.0) == -np.inf
+
+
+_MODULE = '''
+import math
+import numba
+import numpy as np
+{header}
+
+
+@numba.njit(cache=True, error_model='numpy')
+def kernel(out, in0, in1):
+    for i0 in range(in0.shape[0]):
+        x, y = in0[i0], in1[i0]
+        out[i0] = {body}
+'''
+
+
+def test_generated_module_with_disk_cache(tmp_path):
+    # A kernel module as the CPU target writes it (HEADER, EXPRS, cache=True) compiles,
+    # gives the functions' values for both dtypes, and loads from Numba's disk cache in a
+    # second process.
+    body = " + ".join(vm.EXPRS[n] for n in NAMES)
+    (tmp_path / "generated_kernel.py").write_text(_MODULE.format(header=vm.HEADER, body=body))
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import generated_kernel as g
+        for dtype in (np.float64, np.float32):
+            a = np.linspace(0.1, 3, 50).astype(dtype)
+            out = np.empty_like(a)
+            g.kernel(out, a, a[::-1].copy())
+            np.save(f"out_{np.dtype(dtype).name}.npy", out)
+        print(sum(g.kernel.stats.cache_hits.values()))
+    """)
+    runs = [subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                           text=True, check=True) for _ in range(2)]
+    assert [r.stdout.strip() for r in runs] == ["0", "2"]
+    for dtype in DTYPES:
+        a = np.linspace(0.1, 3, 50).astype(dtype)
+        b = a[::-1].copy()
+        expected = sum(ulp_table.ours(n, (a, b) if n == "power" else (a,)) for n in NAMES)
+        got = np.load(tmp_path / f"out_{np.dtype(dtype).name}.npy")
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, expected, rtol=8 * np.finfo(dtype).eps)
