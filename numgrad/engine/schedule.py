@@ -33,7 +33,8 @@ from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, REDUCE
 
 #: A node consumed by several kernels is recomputed in each when its expression
-#: (up to the nearest computed buffers) has at most this many operations.
+#: (up to the nearest computed buffers) costs at most this many cheap operations
+#: (`Primitive.cost`: a function call such as tanh counts 8).
 RECOMPUTE_LIMIT = 8
 
 
@@ -86,7 +87,7 @@ def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
         if buf.op.kind == REDUCE:
             weight[id(buf)] = RECOMPUTE_LIMIT + 1  # never recomputed
         elif _fusible(buf, weight):
-            weight[id(buf)] = 1 + sum(weight.get(id(s), 0) for s in buf.srcs)
+            weight[id(buf)] = buf.op.cost + sum(weight.get(id(s), 0) for s in buf.srcs)
         else:
             weight[id(buf)] = 0  # always computed into its own buffer first
     wanted = {id(t) for t in targets}
