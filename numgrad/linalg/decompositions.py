@@ -32,7 +32,6 @@ from numgrad.linalg.stacks import (
     packed,
     safe_reciprocal,
     stacked,
-    tril,
     unpack,
 )
 from numgrad.primitives import _apply
@@ -73,8 +72,8 @@ def _cholesky_vjp(g, out, a, upper):
     # Murray's rule (arXiv:1602.07527), as PyTorch writes it:
     # gA = L^-T Phi(L^T gL) L^-1, Phi(X) = (tril(X) + tril(X, -1)^T) / 2.
     lower, gl = (mT(out), mT(g)) if upper else (out, g)
-    x = tril(mT(lower) @ gl)
-    phi = (x + mT(tril(x, -1))) * 0.5
+    x = (mT(lower) @ gl).tril()
+    phi = (x + mT(x.tril(-1))) * 0.5
     left = solve_stacked(mT(lower), phi)  # L^-T Phi
     return (mT(solve_stacked(mT(lower), mT(left))),)  # (L^-T Phi) L^-1
 
@@ -195,7 +194,7 @@ def _qr_square_vjp(q, r, gq, gr):
     # m >= n (R square): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q, where
     # copyltu mirrors the lower triangle onto the upper (PyTorch's and autograd's rule).
     mm = r @ mT(gr) - mT(gq) @ q
-    b = gq + q @ (tril(mm) + mT(tril(mm, -1)))
+    b = gq + q @ (mm.tril() + mT(mm.tril(-1)))
     return mT(solve_stacked(r, mT(b)))
 
 

@@ -54,12 +54,6 @@ def eye(n: int, like: Tensor) -> Tensor:
     return like.new_tensor(np.eye(n, dtype=like.dtype))
 
 
-def tril(x: Tensor, k: int = 0) -> Tensor:
-    """The lower triangle of each matrix of `x` (NumPy's ``tril``), by a constant mask."""
-    m, n = x.shape[-2:]
-    return x * x.new_tensor(np.tri(m, n, k, dtype=x.dtype))
-
-
 def safe_reciprocal(x: Tensor) -> Tensor:
     """``1 / x``, and 0 where x is 0 (a degenerate spectrum's gaps, zero singular values).
 
