@@ -185,6 +185,18 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size):
             return "consumed by a reduction"
         return "its consumer's kernel already folds a reduction" \
             if id(root) in has_reduce else root
-    if buf.op.kind != REDUCE and weight[id(buf)] <= RECOMPUTE_LIMIT:
+    if buf.op.kind == REDUCE:
+        return f"consumed by {len(groups)} kernels"
+    # Kernels over buf's own loop nest, at most one of them a reduction, merge into one
+    # (`merge_siblings`), which computes it once; elsewhere a costly value is stored
+    # rather than recomputed.
+    kernels = groups.values()
+    if weight[id(buf)] <= RECOMPUTE_LIMIT or INLINE not in kernels and \
+            all(_loop(g) == buf.shape for g in kernels) and \
+            sum(g.op.kind == REDUCE for g in kernels) <= 1:
         return INLINE
     return f"consumed by {len(groups)} kernels"
+
+
+def _loop(root: LazyBuffer) -> tuple[int, ...]:
+    return root.srcs[0].shape if root.op.kind == REDUCE else root.shape
