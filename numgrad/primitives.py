@@ -284,14 +284,8 @@ def _matmul(a, b):
         raise ValueError(
             f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
             f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
-    try:
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} do not "
-            f"broadcast") from None
-    a2 = _broadcast_to(a2, batch + a2.shape[-2:]) if a2.shape[:-2] != batch else a2
-    b2 = _broadcast_to(b2, batch + b2.shape[-2:]) if b2.shape[:-2] != batch else b2
+    a2, b2 = _broadcast_batch("matmul", a2, b2, f"shapes {a.shape} and {b.shape}")
+    batch = a2.shape[:-2]
     out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)
     shape = batch + a.shape[-2:-1] + b.shape[-1:] if b.ndim > 1 else batch + a.shape[-2:-1]
     if a.ndim == 1:
@@ -309,3 +303,15 @@ def _dot(a, b):
     k = b.shape[-2]
     moved = _reshape(_permute(b, (b.ndim - 2, *range(b.ndim - 2), b.ndim - 1)), (k, -1))
     return _reshape(_matmul(a, moved), a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
+
+
+def _broadcast_batch(name: str, a: TensorBase, b: TensorBase, what: str):
+    """Stacks of matrices `a` and `b` with their batch dimensions (all but the last two)
+    broadcast together; ValueError naming `name` and `what` where they do not."""
+    try:
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{name}: the batch dimensions of {what} do not broadcast") from None
+    a = _broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
+    b = _broadcast_to(b, batch + b.shape[-2:]) if b.shape[:-2] != batch else b
+    return a, b

@@ -26,8 +26,7 @@ from numgrad.linalg.stacks import (
     stacked,
     unpack,
 )
-from numgrad.primitives import _apply, _as, _broadcast_to
-from numgrad.shapes import broadcast_shapes
+from numgrad.primitives import _apply, _as, _broadcast_batch
 from numgrad.tensor import Tensor
 
 __all__ = ["SlogdetResult", "det", "inv", "matrix_power", "pinv", "slogdet", "solve"]
@@ -126,16 +125,9 @@ def solve(a: TensorLike, b: TensorLike) -> Tensor:
 def solve_stacked(a: Tensor, b: Tensor) -> Tensor:
     """`solve` for stacked matrices `b`, batch dimensions broadcast (also for the VJP,
     whose gradients may carry extra leading dimensions)."""
-    try:
-        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"solve: the batch dimensions of a {a.shape} and b {b.shape} do not "
-            f"broadcast") from None
     dtype = np.result_type(a.dtype, b.dtype, np.float32)
-    a, b = _as(a, dtype), _as(b, dtype)
-    a = _broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
-    b = _broadcast_to(b, batch + b.shape[-2:]) if b.shape[:-2] != batch else b
+    a, b = _broadcast_batch("solve", _as(a, dtype), _as(b, dtype),
+                            f"a {a.shape} and b {b.shape}")
     return _apply("solve", (a, b), None, b.shape, dtype)
 
 
