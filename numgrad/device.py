@@ -12,7 +12,7 @@ from types import ModuleType
 from numgrad import kernels
 
 #: How the CPU runs kernel programs (SPEC §7): the target module of each mode.
-CPU_KERNELS = {"numba": "cpu", "numpy": "interpreter"}
+CPU_KERNELS = {"numba": "cpu", "numpy": "interpreter", "tiered": "tiered"}
 
 
 def target_name(device_type: str) -> str:

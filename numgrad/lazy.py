@@ -27,7 +27,10 @@ class LazyBuffer:
         self.op, self.srcs, self.arg = op, srcs, arg
         self.shape, self.dtype, self.device = shape, dtype, device
         self.realized = realized
-        self.depth = 0 if realized is not None else 1 + max((s.depth for s in srcs), default=0)
+        if realized is not None:
+            self.depth = 0
+        else:
+            self.depth = 1 + max([s.depth for s in srcs]) if srcs else 1
 
     @classmethod
     def load(cls, array, device) -> LazyBuffer:
@@ -61,7 +64,10 @@ class LazyBuffer:
 
 def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device) -> LazyBuffer:
     """A node for `op`, with constants folded: work on constants gives a constant."""
-    if srcs and all(s.is_const and not s.is_realized for s in srcs):
+    for s in srcs:
+        if s.op.kind != CONST or s.realized is not None:
+            return LazyBuffer(op, srcs, arg, tuple(shape), dtype, device)
+    if srcs:
         if op.kind in ELEMENTWISE:
             with np.errstate(all="ignore"):
                 value = dtype.type(srcs[0].arg) if op.kind == CAST \

@@ -33,17 +33,19 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
     otherwise (a copy between devices).
     """
     op = TABLE[name]
-    source = inputs[0].device
+    source = inputs[0]._buf.device
     for t in inputs[1:]:
-        if t.device != source:
+        if t._buf.device is not source and t._buf.device != source:
             raise RuntimeError(
                 f"{name} got tensors on different devices, '{source}' and '{t.device}'; "
                 f"move them with .to() first")
-    buf = lazy.make(op, tuple(t._buf for t in inputs), arg, shape, dtype, device or source)
+    buf = lazy.make(op, tuple([t._buf for t in inputs]), arg, shape, dtype, device or source)
     node = None
     if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
-        if any(t._node is not None for t in inputs):
-            node = OpNode(op, arg, inputs, buf)
+        for t in inputs:
+            if t._node is not None:
+                node = OpNode(op, arg, inputs, buf)
+                break
     if buf.depth > MAX_DEPTH:
         engine.realize(buf)
     return type(inputs[0])._wrap(buf, node)
@@ -111,28 +113,72 @@ def _copy(x: TensorBase, device: Device):
     return _apply("copy", (x,), x.device, x.shape, x.dtype, device)
 
 
-def _operand_dtype(value):
-    return value.dtype if isinstance(value, TensorBase) else value
+#: The common scalar operands, checked before `numbers.Number` (a slower check).
+_SCALARS = (int, float, np.generic)
+
+#: (computation dtype, result dtype) of an elementwise primitive, by its name and its
+#: operands' dtypes (tensors) or types (scalars): promotion runs once per signature.
+_signatures: dict[tuple, tuple[np.dtype, np.dtype]] = {}
+
+
+def _signature(op, operands) -> tuple[np.dtype, np.dtype]:
+    values = operands[1:] if op.kind == TERNARY else operands
+    try:
+        dtype = dtypes.result_type(*(v.dtype if isinstance(v, TensorBase) else v
+                                     for v in values))
+    except TypeError as e:
+        raise TypeError(f"{op.name}: {e}") from None
+    if op.floating:
+        dtype = dtypes.to_float(dtype)
+    return dtype, dtypes.bool_ if op.result == BOOL else dtype
 
 
 def _elementwise(name: str, *operands):
-    """Apply an elementwise primitive with NumPy's promotion and broadcasting."""
+    """Apply an elementwise primitive with NumPy's promotion and broadcasting.
+
+    This runs for every recorded operation, so the common case (tensors and Python
+    scalars) takes one pass: the dtypes come from `_signatures`, and scalars become
+    constants of the result's shape directly.
+    """
     op = TABLE[name]
-    like = [o for o in operands if isinstance(o, TensorBase)][0]
-    values = operands[1:] if op.kind == TERNARY else operands
-    try:
-        dtype = dtypes.result_type(*(_operand_dtype(v) for v in values))
-    except TypeError as e:
-        raise TypeError(f"{name}: {e}") from None
-    if op.floating:
-        dtype = dtypes.to_float(dtype)
-    inputs = [_as(_as_tensor(v, dtype, like), dtype) for v in values]
-    if op.kind == TERNARY:
-        inputs.insert(0, _as(_as_tensor(operands[0], dtypes.bool_, like), dtypes.bool_))
-    shape = broadcast_shapes(*(t.shape for t in inputs))
-    inputs = [t if t.shape == shape else _broadcast_to(t, shape) for t in inputs]
-    out_dtype = dtypes.bool_ if op.result == BOOL else dtype
+    key, like, shape, same_shape = [name], None, None, True
+    for o in operands:
+        if isinstance(o, TensorBase):
+            key.append(o._buf.dtype)
+            if like is None:
+                like, shape = o, o._buf.shape
+            elif o._buf.shape != shape:
+                same_shape = False
+        elif isinstance(o, _SCALARS) or isinstance(o, numbers.Number):
+            key.append(type(o))
+        else:  # data (arrays, lists) is loaded as a tensor first
+            return _elementwise(name, *_load_data(operands))
+    signature = _signatures.get(tuple(key))
+    if signature is None:
+        signature = _signatures[tuple(key)] = _signature(op, operands)
+    dtype, out_dtype = signature
+    if not same_shape:
+        shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
+    wrap, device = like._wrap, like._buf.device
+    inputs = []
+    for o in operands:
+        want = dtypes.bool_ if not inputs and op.kind == TERNARY else dtype
+        if not isinstance(o, TensorBase):
+            o = wrap(LazyBuffer.const(o, shape, want, device))
+        else:
+            if o._buf.dtype is not want and o._buf.dtype != want:
+                o = _cast(o, want)
+            if not same_shape and o._buf.shape != shape:
+                o = _broadcast_to(o, shape)
+        inputs.append(o)
     return _apply(name, tuple(inputs), None, shape, out_dtype)
+
+
+def _load_data(operands) -> list:
+    """`operands` with data other than tensors and scalars (arrays, lists) as tensors."""
+    like = next(o for o in operands if isinstance(o, TensorBase))
+    return [o if isinstance(o, (TensorBase, numbers.Number, np.generic))
+            else like._wrap(_load(o, None, like.device)) for o in operands]
 
 
 def _reduce(name: str, x: TensorBase, axis, keepdims: bool):

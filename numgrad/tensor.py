@@ -214,6 +214,7 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         self._buf = new._buf
         if not self.is_leaf or new.requires_grad:
             self._node = new._node
+        engine.rebound(self)
         return self
 
     def __setitem__(self, key, value) -> None:
@@ -365,11 +366,13 @@ class _HookHandle:
 
     def __init__(self, node: Node, hook):
         self._node = weakref.ref(node)
+        if node.hooks is None:
+            node.hooks = {}
         node.hooks[id(self)] = hook
 
     def remove(self) -> None:
         node = self._node()
-        if node is not None:
+        if node is not None and node.hooks:
             node.hooks.pop(id(self), None)
 
 

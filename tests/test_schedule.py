@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 import numgrad as ng
+from numgrad import primitives
+from numgrad.autograd.backward import run_backward
+from numgrad.engine import reuse
 from numgrad.engine.realize import run
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Call, Launch
@@ -148,10 +151,31 @@ def test_a_new_structure_or_index_array_is_scheduled_afresh():
         (ng.tensor(rng.standard_normal(7)) * 2).numpy()  # another shape
         idx = np.array([0, 2, 2])
         got = (x[idx] * 3).numpy()
-        again = (x[np.array([1, 1, 0])] * 3).numpy()  # an index array is data
+        again = (x[np.array([1, 1, 0])] * 3).numpy()  # an index array's values count
     assert rec.schedules_reused == 0
     np.testing.assert_array_equal(got, x.numpy()[idx] * 3)
     np.testing.assert_array_equal(again, x.numpy()[[1, 1, 0]] * 3)
+
+
+def test_the_same_small_index_array_reuses_its_schedule(monkeypatch):
+    # A loss over fixed labels (cross_entropy gathers by them) plans its step once.
+    x = ng.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    labels = ng.tensor([2, 0, 1, 2])
+    for step in range(3):
+        with ng.engine.record() as rec:
+            loss = ng.nn.functional.cross_entropy(x * (step + 1.0), labels)
+            loss.backward()
+        logits = x.numpy() * (step + 1.0)
+        logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+        want = -logp[np.arange(4), [2, 0, 1, 2]].mean()
+        assert loss.item() == pytest.approx(want, rel=1e-12)
+        assert rec.schedules_reused == (1 if step else 0)
+        x.grad = None
+    monkeypatch.setattr(reuse, "MAX_KEYED_INDEX", 3)  # larger arrays: planned each time
+    for _ in range(2):
+        with ng.engine.record() as rec:
+            (x[np.array([0, 1, 3, 3])] * 2).numpy()
+        assert rec.schedules_reused == 0
 
 
 def test_reused_schedules_rebind_every_constant_and_source():
@@ -171,3 +195,31 @@ def test_costly_shared_values_are_stored_cheap_ones_recomputed():
         plan, _ = schedule([shared.sum(axis=0)._buf, shared.sum(axis=1)._buf])
         code = [ins for s in plan.steps if isinstance(s, Launch) for ins in s.program.code]
         assert sum(ins[0] == op for ins in code) == computed
+
+
+def _horner_value_and_gradient(n: int):
+    """The unrealized value and gradient of an `n`-step Horner polynomial: the graph
+    whose backward makes hundreds of small kernels that merge (issue 13's W2)."""
+    x = ng.tensor(0.5, requires_grad=True)
+    p = ng.tensor(0.1)
+    for c in rng.uniform(-1, 1, n):
+        p = p * x + float(c)
+    (g,) = run_backward(p, None, x, accumulate=False, retain_graph=False,
+                        create_graph=False)
+    return [p._buf, g._buf]
+
+
+def test_scheduling_steps_per_node_stay_flat_from_1200_to_6000_nodes(monkeypatch):
+    # The planner's steps (nodes placed and visited, hosts tried when merging kernels)
+    # are counted, not timed. (Below ~1,000 nodes this graph's kernels are not yet
+    # cut at MAX_KERNEL_OPS, so it has fewer, cheaper steps per node.)
+    monkeypatch.setattr(primitives, "MAX_DEPTH", 10**6)  # one graph, not realized in pieces
+    steps_per_node = []
+    for n in (200, 1000):
+        targets = _horner_value_and_gradient(n)
+        with ng.engine.record() as rec:
+            schedule(targets)
+        assert rec.nodes_scheduled > 5 * n  # about 1,200 and 6,000 nodes
+        steps_per_node.append(rec.scheduler_steps / rec.nodes_scheduled)
+    small, large = steps_per_node
+    assert large <= 1.05 * small, steps_per_node

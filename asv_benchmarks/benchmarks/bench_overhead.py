@@ -1,8 +1,18 @@
-"""Per-operation Python overhead: a 200-step Horner polynomial on scalar tensors."""
+"""Per-operation Python overhead: a 200-step Horner polynomial on scalar tensors,
+planning the schedule of its gradient at two sizes, and a new program's first result."""
+
+import os
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 
 import numgrad as ng
+from numgrad import primitives
+from numgrad.autograd.backward import run_backward
+from numgrad.engine import reuse
+from numgrad.engine.schedule import schedule
 
 COEFFS = list(np.random.default_rng(0).uniform(-1, 1, 200))
 
@@ -36,3 +46,80 @@ class Horner:
         return rec.kernels_launched
 
     track_kernels_forward_backward.unit = "kernels"
+
+
+class Planning:
+    """Planning a new schedule for the value and gradient of an `n`-step Horner
+    polynomial (about 6n nodes), in one piece: time per node stays flat with size."""
+
+    params = [100, 1000]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self._depth = primitives.MAX_DEPTH
+        primitives.MAX_DEPTH = 10**6  # one graph, not realized in pieces
+        x = ng.tensor(0.7, requires_grad=True)
+        p = ng.tensor(COEFFS[0])
+        for c in np.resize(COEFFS, n):
+            p = p * x + float(c)
+        (g,) = run_backward(p, None, x, accumulate=False, retain_graph=False,
+                            create_graph=False)
+        self.targets = [p._buf, g._buf]
+        with ng.engine.record() as rec:
+            self._plan()
+        self.nodes, self.steps = rec.nodes_scheduled, rec.scheduler_steps
+
+    def teardown(self, n):
+        primitives.MAX_DEPTH = self._depth
+
+    def _plan(self):
+        reuse.clear()  # plan afresh, as for a graph never seen
+        schedule(self.targets)
+
+    def time_plan(self, n):
+        self._plan()
+
+    def track_steps_per_node(self, n):
+        return self.steps / self.nodes
+
+    track_steps_per_node.unit = "steps"
+
+
+FIRST_RESULT = """
+import time
+start = time.perf_counter()
+import numgrad as ng
+imported = time.perf_counter()
+x = ng.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
+y = x
+for i in range(5):
+    y = (y * 1.5 + 0.25).tanh() * x - y.sigmoid()
+y.sum().backward()
+x.grad.numpy()
+print((time.perf_counter() - imported) * 1e3, (imported - start) * 1e3)
+"""
+
+
+def first_result_ms(mode: str) -> tuple[float, float]:
+    """Milliseconds from import to the first value and gradient of a never-seen 20-op
+    program, in a new process with an empty kernel cache and CPU kernels `mode`; and
+    the import's own milliseconds."""
+    with tempfile.TemporaryDirectory(prefix="numgrad-first-") as cache:
+        env = dict(os.environ, NUMGRAD_CACHE_DIR=cache, NUMGRAD_CPU_KERNELS=mode)
+        out = subprocess.run([sys.executable, "-c", FIRST_RESULT], env=env, check=True,
+                             capture_output=True, text=True).stdout
+    result, imported = map(float, out.split())
+    return result, imported
+
+
+class FirstResult:
+    """A new program's first value and gradient, compiled (numba) or tiered."""
+
+    params = ["numba", "tiered"]
+    param_names = ["mode"]
+    number, repeat = 1, 3
+
+    def track_ms_after_import(self, mode):
+        return first_result_ms(mode)[0]
+
+    track_ms_after_import.unit = "ms"

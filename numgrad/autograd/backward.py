@@ -159,7 +159,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
 
 def _call_hooks(node: Node, grad):
-    for hook in list(node.hooks.values()):
+    for hook in list(node.hooks.values()) if node.hooks else ():
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced

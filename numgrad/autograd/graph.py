@@ -18,7 +18,7 @@ class Node:
 
     def __init__(self, next_nodes: tuple[Node | None, ...] = ()):
         self.next = next_nodes
-        self.hooks: dict[int, object] = {}
+        self.hooks: dict[int, object] | None = None  # made by the first register_hook
         self.retained = None  # weakref to a non-leaf Tensor that called retain_grad()
 
     def apply(self, grad):
@@ -42,9 +42,11 @@ class OpNode(Node):
     __slots__ = ("op", "arg", "saved")
 
     def __init__(self, op, arg, inputs, out_buf):
-        super().__init__(tuple(t._node for t in inputs))
+        # Node.__init__ written out: one of these is made per recorded operation.
+        self.next = tuple([t._node for t in inputs])
+        self.hooks = self.retained = None
         self.op, self.arg = op, arg
-        self.saved = (tuple((t._buf, t._node) for t in inputs), out_buf)
+        self.saved = (tuple([t._buf for t in inputs]), out_buf)
 
     @property
     def name(self) -> str:
@@ -54,8 +56,8 @@ class OpNode(Node):
         if self.saved is None:
             raise _freed(self.op.name)
         make = type(grad)._wrap
-        inputs, out_buf = self.saved
-        tensors = [make(buf, node) for buf, node in inputs]
+        bufs, out_buf = self.saved
+        tensors = [make(buf, node) for buf, node in zip(bufs, self.next)]
         return self.op.vjp(grad, make(out_buf, self), *tensors, self.arg)
 
     def release(self) -> None:

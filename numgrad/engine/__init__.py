@@ -1,6 +1,6 @@
 """The engine: schedule lazy graphs into fused kernels, run them, and count the work."""
 
 from numgrad.engine.counters import Record, record
-from numgrad.engine.realize import realize
+from numgrad.engine.realize import realize, rebound
 
-__all__ = ["Record", "realize", "record"]
+__all__ = ["Record", "realize", "rebound", "record"]

@@ -37,6 +37,11 @@ class Record:
     #: realizations whose schedule was reused from an earlier graph of the same
     #: structure (`numgrad.engine.reuse`) rather than planned again
     schedules_reused: int = 0
+    #: graph nodes planned into new schedules, and the planner's steps doing so
+    #: (nodes placed and visited while building kernels, hosts tried when merging
+    #: them): the steps per node stay flat however large the graph
+    nodes_scheduled: int = 0
+    scheduler_steps: int = 0
 
     def __str__(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))

@@ -8,6 +8,7 @@ is the one kernel IR every target renders.
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,6 +71,15 @@ class Kernel:
     args: list = field(default_factory=list)
     arg_nodes: list[LazyBuffer] = field(default_factory=list)  # the constant of each arg
     _arg_index: dict[int, int] = field(default_factory=dict)
+    #: made when the kernel first absorbs another, then kept up to date: the first
+    #: position of each instruction, the index of each input, and the position
+    #: stored to each output (by the buffer's id)
+    #: the planner's steps spent on this kernel (graph nodes visited, hosts tried),
+    #: counted by `numgrad.engine.record` as ``scheduler_steps``
+    visits: int = 0
+    _emitted: dict[tuple, int] | None = None
+    _input_index: dict[tuple, int] = field(default_factory=dict)
+    _stored: dict[int, int] = field(default_factory=dict)
 
     def arg(self, const: LazyBuffer) -> int:
         """The index of the scalar argument holding constant `const` (added if new)."""
@@ -109,22 +119,36 @@ class Kernel:
         two share are read and computed once, and `other`'s reads of this kernel's
         outputs become the values themselves.
         """
-        emitted = {(ins, dtype): pos for pos, (ins, dtype) in
-                   reversed(list(enumerate(zip(self.code, self.dtypes))))}
-        stored = {id(buf): pos for buf, pos in self.stores}
+        self._index()
         body = self._remap(other, other.code, other.dtypes, self.code, self.dtypes,
-                           emitted, stored, epilogue=False)
-        self.stores += [(buf, body[p]) for buf, p in other.stores]
+                           self._emitted, self._stored, epilogue=False)
+        for buf, p in other.stores:
+            self.stores.append((buf, body[p]))
+            self._stored[id(buf)] = body[p]
         if other.reduce:
             self.out, self.reduce, self.folded = other.out, other.reduce, body[other.folded]
             self.epilogue, self.epilogue_dtypes = [], []
             self._remap(other, other.epilogue, other.epilogue_dtypes, self.epilogue,
                         self.epilogue_dtypes, {}, {}, epilogue=True)
 
+    def writes(self, buf: LazyBuffer) -> bool:
+        """Whether this kernel writes `buf` (over its loop nest)."""
+        self._index()
+        return id(buf) in self._stored
+
+    def _index(self) -> None:
+        if self._emitted is None:
+            self._emitted = {}
+            for pos, typed in enumerate(zip(self.code, self.dtypes)):
+                self._emitted.setdefault(typed, pos)
+            self._input_index = {
+                (id(b), tuple(map(id, v)), late): i for i, (b, v, late) in
+                enumerate(zip(self.inputs, self.views, self.in_epilogue))}
+            self._stored = {id(buf): pos for buf, pos in self.stores}
+
     def _remap(self, other, code, dtypes, into, into_dtypes, emitted, stored, epilogue):
         """Append `other`'s `code` to `into`, renumbered for this kernel."""
-        inputs = {(id(b), tuple(map(id, v)), late): i for i, (b, v, late) in
-                  enumerate(zip(self.inputs, self.views, self.in_epilogue))}
+        inputs = self._input_index
         moved: dict[int, int] = {}
         for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
             name, *operands = ins
@@ -179,11 +203,11 @@ class Kernel:
         return Launch(program, loop, reduced, tuple(map(slot, self.outputs)), inputs,
                       tuple(map(slot, self.tables)), tuple(self.args))
 
-    def reads_plainly(self, buf: LazyBuffer) -> bool:
-        """Whether every read of `buf` here is at the loop's own index (in the body)."""
-        return all(not v and not late for b, v, late in
-                   zip(self.inputs, self.views, self.in_epilogue) if b is buf) and \
-            buf not in self.tables
+    def irregular_reads(self) -> set[int]:
+        """The buffers (by id) read here other than at the loop's own index in the
+        body: through a view, in the epilogue, or whole (a gather's table)."""
+        return {id(b) for b, v, late in zip(self.inputs, self.views, self.in_epilogue)
+                if v or late} | {id(t) for t in self.tables}
 
 
 def merge_siblings(items: list[Kernel | LazyBuffer]) -> list[Kernel | LazyBuffer]:
@@ -195,34 +219,66 @@ def merge_siblings(items: list[Kernel | LazyBuffer]) -> list[Kernel | LazyBuffer
     pass over their common inputs. A kernel joins the earliest kernel (of the same
     loop nest, at most one reduction between them) that runs after everything it
     reads, or that computes what it reads at the same index.
+
+    Kernels that may still host others are kept per loop nest, in order, so each
+    kernel looks only at those from the last producer of what it reads on: the
+    first that has room takes it.
     """
     merged: list[Kernel | LazyBuffer] = []
     made_by: dict[int, int] = {}  # buffer -> index in `merged` of what computes it
-
-    def can_host(h: int, item: Kernel, reads) -> bool:
-        k = merged[h]
-        if not isinstance(k, Kernel) or k.loop_shape != item.loop_shape or \
-                k.out.device != item.out.device or \
-                (k.reduce and item.reduce) or len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
-            return False
-        stored = {id(buf) for buf, _ in k.stores}
-        return all(made_by.get(id(b), -1) < h or made_by[id(b)] == h and id(b) in stored
-                   and item.reads_plainly(b) for b in reads)
-
+    # (loop nest, device) -> indices of open kernels: all of them, those without a reduction
+    hosts: dict[tuple, tuple[list[int], list[int]]] = {}
     for item in items:
-        if isinstance(item, Kernel):
-            reads, outputs = [*item.inputs, *item.tables], item.outputs
-            host = next((h for h in range(len(merged)) if can_host(h, item, reads)), None)
-        else:
-            reads, outputs, host = list(item.srcs), [item], None
+        if not isinstance(item, Kernel):
+            merged.append(item)
+            made_by[id(item)] = len(merged) - 1
+            continue
+        every, unreduced = hosts.setdefault((item.loop_shape, item.out.device), ([], []))
+        host = _host(merged, unreduced if item.reduce else every, item, made_by)
         if host is None:
             merged.append(item)
             host = len(merged) - 1
+            every.append(host)
+            if not item.reduce:
+                unreduced.append(host)
         else:
             merged[host].absorb(item)
-        for buf in outputs:
+            if item.reduce:
+                _close(unreduced, host)
+            if len(merged[host].code) >= 2 * MAX_KERNEL_OPS:  # full
+                _close(every, host)
+                _close(unreduced, host)
+        for buf in item.outputs:
             made_by[id(buf)] = host
     return merged
+
+
+def _close(candidates: list[int], host: int) -> None:
+    i = bisect.bisect_left(candidates, host)
+    if i < len(candidates) and candidates[i] == host:
+        del candidates[i]
+
+
+def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, int]):
+    """The first of `candidates` (indices in `merged`, increasing) that can compute
+    `item` too, or None: one that runs after everything `item` reads, or the last
+    producer of what it reads when that stores each such value and `item` reads
+    it at the loop's own index; and has room for its code."""
+    reads = [*item.inputs, *item.tables]
+    latest = max([made_by.get(id(b), -1) for b in reads], default=-1)
+    for i in range(bisect.bisect_left(candidates, latest), len(candidates)):
+        item.visits += 1
+        h = candidates[i]
+        k = merged[h]
+        if len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
+            continue
+        if h == latest:
+            irregular = item.irregular_reads()
+            if not all(made_by.get(id(b)) != h or k.writes(b) and id(b) not in irregular
+                       for b in reads):
+                continue
+        return h
+    return None
 
 
 def build_kernel(root: LazyBuffer, root_of, cheap_roots: set[int]) -> Kernel:
@@ -272,6 +328,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
 
     stack = [(start, (), False)]
     while stack:
+        kernel.visits += 1
         buf, views, expanded = stack.pop()
         key = (id(buf), tuple(id(v) for v in views))
         if key in position:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 
 from numgrad.engine import counters
 from numgrad.engine.schedule import schedule
@@ -23,12 +24,33 @@ from numgrad.lazy import LazyBuffer
 LOCK = threading.RLock()
 
 
+#: Tensors changed in place to values not yet computed (`Tensor._rebind`): state such
+#: as parameters, which the next realization computes and stores too, so that a loop's
+#: updates never pile up into a chain recomputed at each use.
+#: (By id: tensors compare elementwise, so they cannot be set members.)
+_rebound: dict[int, weakref.ref] = {}
+_rebound_lock = threading.Lock()
+
+
+def rebound(tensor) -> None:
+    """Note that `tensor` (anything with a ``_buf``) was changed in place."""
+    if tensor._buf.realized is None:
+        with _rebound_lock:
+            _rebound[id(tensor)] = weakref.ref(tensor)
+
+
 def realize(*bufs: LazyBuffer) -> None:
-    """Compute every unrealized buffer in `bufs` (and what they need).
+    """Compute every unrealized buffer in `bufs` (and what they need), and the values
+    of tensors changed in place since the last realization.
 
     Safe to call from several threads at once: each buffer is computed once, by the
     first thread to take the engine lock; the others find it realized.
     """
+    if _rebound:
+        with _rebound_lock:
+            state = [ref() for ref in _rebound.values()]
+            _rebound.clear()
+        bufs += tuple(t._buf for t in state if t is not None and t._buf.realized is None)
     if all(b.is_realized for b in bufs):
         return
     with LOCK:

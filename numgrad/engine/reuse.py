@@ -1,17 +1,20 @@
 """Schedules reused by structure: a loop that builds the same graph each step (same
 operations, shapes, dtypes and devices; new values) schedules it once.
 
-`structure` walks the pending graph once and writes its structure as a hashable key:
+`walk` orders the pending graph and writes its structure as a hashable key:
 each node's operation, static argument, shape, dtype, device and sources (by position),
 with constants' values and computed buffers' contents left out. A remembered schedule
 is rebound to a new graph of that structure by position: its slots to the new buffers,
-its scalar arguments to the new constants' values. Graphs whose arguments hold arrays
-(integer-array indexing) are not remembered.
+its scalar arguments to the new constants' values. Index arrays (integer-array
+indexing) are part of the structure, by their contents; a graph holding a large one
+is not remembered.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import operator
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -19,13 +22,18 @@ import numpy as np
 
 from numgrad.engine.steps import Call, Launch, Schedule
 from numgrad.lazy import LazyBuffer
+from numgrad.ops import CONST
 
 #: Schedules kept, least recently used dropped first.
 CAPACITY = 512
+#: Index arrays up to this size are keyed by their contents (a remembered schedule
+#: keeps them, to upload); a graph with a larger one is planned afresh each time.
+MAX_KEYED_INDEX = 1 << 16
 
 
 class Unhashable(Exception):
-    """A static argument that holds data (an index array): the graph is not keyed."""
+    """A static argument that holds much data (a large index array): the graph is not
+    keyed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,35 +53,60 @@ class Walk:
 @dataclass(frozen=True, slots=True)
 class _Entry:
     plan: Schedule
-    slots: tuple[int, ...]  # the position of each slot's buffer
+    #: the position of each slot's buffer; an index upload's buffer (made by the
+    #: scheduler, not in the graph) is kept itself
+    slots: tuple[int | LazyBuffer, ...]
     args: tuple[tuple[int, ...], ...]  # per step: the positions of its constants
 
 
 _plans: OrderedDict[tuple, _Entry] = OrderedDict()
 
 
-def structure(order: list[LazyBuffer], targets: list[LazyBuffer]) -> Walk:
-    """The walk of `order` (a topological order of the unrealized nodes reachable
-    from `targets`), with its key (None if an argument holds data)."""
-    position: dict[int, int] = {}
+def walk(targets: list[LazyBuffer]) -> Walk:
+    """The unrealized nodes reachable from `targets` in topological order (by depth:
+    sources before consumers), the computed buffers they read, and the key of their
+    structure (None if an argument holds data)."""
+    order: list[LazyBuffer] = []
+    seen: set[int] = set()
+    stack = []
+    for t in targets:
+        if t.realized is None and id(t) not in seen:
+            seen.add(id(t))
+            stack.append(t)
+    while stack:  # found depth first, sorted by depth (stable: deterministic)
+        buf = stack.pop()
+        order.append(buf)
+        for s in buf.srcs:
+            if s.realized is None and id(s) not in seen:
+                seen.add(id(s))
+                stack.append(s)
+    order.sort(key=_depth)
     sources: list[LazyBuffer] = []
-    nodes = []
-    try:
-        for i, buf in enumerate(order):
-            refs = []
-            for s in buf.srcs:
-                if id(s) not in position:  # a computed buffer
-                    position[id(s)] = -1 - len(sources)
-                    sources.append(s)
-                    nodes.append((s.shape, s.dtype, s.device))
-                refs.append(position[id(s)])
-            position[id(buf)] = i
-            arg = None if buf.is_const else _hashable(buf.arg)
-            nodes.append((buf.op.name, arg, buf.shape, buf.dtype, buf.device, tuple(refs)))
-        key = (tuple(nodes), tuple(position[id(t)] for t in targets))
-    except Unhashable:
-        key = None
+    nodes: list[tuple] = []
+    position: dict[int, int] = {}  # nodes of `order`, then computed buffers
+    for i, buf in enumerate(order):
+        position[id(buf)] = i
+    keyed = True
+    for buf in order:
+        refs = []
+        for s in buf.srcs:
+            ref = position.get(id(s))
+            if ref is None:  # a computed buffer
+                ref = position[id(s)] = -1 - len(sources)
+                sources.append(s)
+                nodes.append((s.shape, s.dtype, s.device.type))
+            refs.append(ref)
+        if keyed:
+            try:
+                arg = None if buf.op.kind == CONST or buf.arg is None else _hashable(buf.arg)
+                nodes.append((buf.op.name, arg, buf.shape, buf.dtype, buf.device.type, *refs))
+            except Unhashable:
+                keyed = False
+    key = (tuple(nodes), tuple([position[id(t)] for t in targets])) if keyed else None
     return Walk(order, sources, key)
+
+
+_depth = operator.attrgetter("depth")
 
 
 def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
@@ -86,18 +119,18 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     steps = tuple(step if not refs else _with_args(step, [walk[p].arg for p in refs])
                   for step, refs in zip(entry.plan.steps, entry.args))
     plan = dataclasses.replace(entry.plan, steps=steps)
-    return plan, [walk[p] for p in entry.slots]
+    return plan, [walk[p] if isinstance(p, int) else p for p in entry.slots]
 
 
 def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
              constants: list[list[LazyBuffer]]) -> None:
     """Keep `plan` (whose slots hold `bufs`, and whose steps read the scalar
     `constants`, per step) for later graphs of `walk`'s structure."""
-    if walk.key is None or plan.uploads:
+    if walk.key is None:
         return
     position = {id(b): i for i, b in enumerate(walk.order)}
     position.update((id(b), -1 - j) for j, b in enumerate(walk.sources))
-    _plans[walk.key] = _Entry(plan, tuple(position[id(b)] for b in bufs),
+    _plans[walk.key] = _Entry(plan, tuple(position.get(id(b), b) for b in bufs),
                               tuple(tuple(position[id(c)] for c in cs) for cs in constants))
     if len(_plans) > CAPACITY:
         _plans.popitem(last=False)
@@ -115,13 +148,16 @@ def _with_args(step: Launch | Call, values: list):
 
 
 def _hashable(arg):
-    """`arg` as a hashable value (slices as tuples); `Unhashable` if it holds data."""
+    """`arg` as a hashable value: slices as tuples, small index arrays as a digest of
+    their contents; `Unhashable` if it holds a large array."""
     if isinstance(arg, tuple):
         return tuple(_hashable(a) for a in arg)
     if isinstance(arg, slice):
         return ("slice", arg.start, arg.stop, arg.step)
     if isinstance(arg, np.ndarray):
-        raise Unhashable
+        if arg.size > MAX_KEYED_INDEX:
+            raise Unhashable
+        return ("array", arg.dtype.str, arg.shape, hashlib.blake2b(arg.tobytes()).digest())
     try:
         hash(arg)
     except TypeError:

@@ -50,30 +50,13 @@ def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     return gather_key(buf) is not None
 
 
-def toposort(targets: list[LazyBuffer]) -> list[LazyBuffer]:
-    """Unrealized nodes reachable from `targets`, sources before consumers."""
-    order, seen = [], set()
-    stack = [(t, False) for t in targets if not t.is_realized]
-    while stack:
-        buf, expanded = stack.pop()
-        if expanded:
-            order.append(buf)
-            continue
-        if id(buf) in seen:
-            continue
-        seen.add(id(buf))
-        stack.append((buf, True))
-        stack.extend((s, False) for s in buf.srcs if not s.is_realized and id(s) not in seen)
-    return order
-
-
 def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
     """The schedule that computes the unrealized `targets`, and the buffer
     of each of its slots: the computed ones feed `Schedule.sources`, the others receive
     what the schedule computes. A graph of a structure scheduled before reuses that
     schedule (`numgrad.engine.reuse`)."""
-    order = toposort(targets)
-    walk = reuse.structure(order, targets)
+    walk = reuse.walk(targets)
+    order = walk.order
     reused = reuse.recall(walk)
     if reused is not None:
         count(schedules_reused=1)
@@ -119,6 +102,8 @@ def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
     plan, bufs, constants = _freeze(merge_siblings(items) if FUSION else items)
+    count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
+        item.visits for item in items if isinstance(item, Kernel)))
     reuse.remember(walk, plan, bufs, constants)
     return plan, bufs
 

@@ -14,7 +14,7 @@ code in its own loop skeleton, a subclass of `Skeleton`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -54,6 +54,15 @@ class Program:
     #: run the reduced loops outside the kept ones (the data is contiguous along a
     #: kept dimension, as in a column sum), accumulating into an array
     reduce_outer: bool = False
+    #: the hash, computed once: programs key the kernel caches at every launch
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(tuple(
+            getattr(self, f.name) for f in fields(self) if f.compare)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def acc_dtype(self) -> str:

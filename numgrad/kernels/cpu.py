@@ -90,10 +90,10 @@ def kernel(program: Program, variant: Loops):
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
     return jit.launch(
         kernel, lambda: kernel(*outs, shape, numba.get_num_threads(), *inputs, *args),
-        _compile_state, kernel.py_func.__code__.co_filename)
+        compile_state, kernel.py_func.__code__.co_filename)
 
 
-def _compile_state(kernel) -> tuple[int, int]:
+def compile_state(kernel) -> tuple[int, int]:
     """How many signatures `kernel` has compiled, and how many it loaded from disk."""
     return len(kernel.overloads), sum(kernel.stats.cache_hits.values())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from numgrad.kernels.codegen import Program
@@ -69,6 +70,13 @@ def arrange(program: Program, loop: tuple[int, ...], reduced: tuple[int, ...],
     `reduce_outer`) for the collapsed nest `shape`, and each operand's strides over
     it, outputs first.
     """
+    return _arrange(program, tuple(loop), tuple(reduced), tuple(out_itemsizes),
+                    tuple(map(tuple, in_strides)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _arrange(program: Program, loop, reduced, out_itemsizes, in_strides):
+    """`arrange`, remembered: a loop launches the same steps over the same layouts."""
     kept = [d for d in range(len(loop)) if d not in reduced]
     order = kept + list(reduced)
     padding = (0,) * len(reduced)
@@ -90,6 +98,13 @@ def arrange(program: Program, loop: tuple[int, ...], reduced: tuple[int, ...],
     body = [s for s, late in zip(operand_strides[n_out:], program.in_epilogue) if not late]
     walk = [min((abs(x), d) for d, x in enumerate(s) if x) for s in body if any(s)]
     outer = bool(program.reduce) and bool(walk) and min(walk)[1] < kept_rank
-    program = replace(program, kept_rank=kept_rank, reduced_rank=len(shape) - kept_rank,
-                      reduce_outer=outer)
-    return program, shape, operand_strides
+    return (_ranked(program, kept_rank, len(shape) - kept_rank, outer), shape,
+            tuple(operand_strides))
+
+
+@functools.lru_cache(maxsize=4096)
+def _ranked(program: Program, kept_rank: int, reduced_rank: int, outer: bool) -> Program:
+    """`program` for a collapsed loop nest: one object per variant, so the kernel
+    caches that it keys find it by identity."""
+    return replace(program, kept_rank=kept_rank, reduced_rank=reduced_rank,
+                   reduce_outer=outer)

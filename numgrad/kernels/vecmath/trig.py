@@ -34,23 +34,26 @@ _DEGREES = {np.float64: 19, np.float32: 11}  # sin r to r**19 (cos r to r**20) o
 _TINY = {np.float64: 2.0 ** -27, np.float32: 2.0 ** -12}
 
 
-def _pi() -> Decimal:
-    """pi to the context's precision (Machin's formula)."""
-    def arctan_inverse(n: int) -> Decimal:
-        total, power, k = Decimal(0), Decimal(1) / n, 0
-        while power:
-            total += (-1) ** k * power / (2 * k + 1)
-            power /= n * n
+def _pi_fixed(bits: int) -> int:
+    """pi * 2**bits, within a few units: Machin's formula in integers (in Decimal it
+    took over a second, at every import)."""
+    def arctan_inverse(n: int) -> int:
+        x = total = (1 << bits) // n
+        k = 1
+        while x:
+            x //= n * n
+            total += (-1) ** k * (x // (2 * k + 1))
             k += 1
         return total
     return 16 * arctan_inverse(5) - 4 * arctan_inverse(239)
 
 
+_GUARD = 128  # bits beyond those used, for the truncations in `_pi_fixed`
+_PI_FIXED = _pi_fixed(_BITS + _GUARD)
+_TWO_OVER_PI = (1 << (2 * _BITS + _GUARD + 1)) // _PI_FIXED  # 2/pi to _BITS bits
 with localcontext() as _context:
     _context.prec = _BITS * 31 // 100 + 20
-    _PI = +_pi()
-    _PI_2 = _PI / 2
-    _TWO_OVER_PI = int(2 / _PI * 2 ** _BITS)  # 2/pi to _BITS bits, as an integer
+    _PI_2 = Decimal(_PI_FIXED) / Decimal(2) ** (_BITS + _GUARD + 1)
 
 
 def _table(F: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

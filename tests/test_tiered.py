@@ -1,0 +1,80 @@
+"""The tiered CPU target (``NUMGRAD_CPU_KERNELS=tiered``, SPEC §7): a kernel not yet in
+memory is interpreted while Numba compiles it in the background; later launches run
+the compiled kernel, and a new process finds it in the disk cache.
+
+Each case runs in a fresh process (the CPU mode is read once per process) with its own
+cache folder. Tolerances: the interpreted and compiled results agree to 1e-12 relative
+(NumPy's functions and numgrad's vector math differ in the last bits).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from numgrad.kernels import missing, tiered
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import tiered
+
+    w = ng.tensor(np.linspace(-1, 1, 7), requires_grad=True)
+
+    def step():
+        w.grad = None
+        loss = ((w * 3).tanh() * w.sigmoid()).sum()
+        loss.backward()
+        return loss.item(), w.grad.numpy().tolist()
+
+    counts, values = [], []
+    for _ in range(int(sys.argv[1])):
+        with ng.engine.record() as rec:
+            values.append(step())
+        counts.append({"interpreted": rec.kernels_interpreted, "hits": rec.cache_hits,
+                       "compiled": rec.kernels_compiled, "disk": rec.disk_hits,
+                       "launched": rec.kernels_launched})
+        tiered.wait()  # the background compiles finish before the next step
+    print(json.dumps({"counts": counts, "values": values}))
+""")
+
+
+def _run(cache, steps: int) -> dict:
+    env = dict(os.environ, NUMGRAD_CPU_KERNELS="tiered", NUMGRAD_CACHE_DIR=str(cache))
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(steps)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _expected():
+    w = np.linspace(-1, 1, 7)
+    t, s = np.tanh(3 * w), 1 / (1 + np.exp(-w))
+    return (t * s).sum(), 3 * (1 - t * t) * s + t * s * (1 - s)
+
+
+def test_module_is_a_complete_target():
+    assert missing(tiered) == []
+
+
+def test_first_steps_are_interpreted_then_compiled_kernels_run(tmp_path):
+    first = _run(tmp_path / "cache", 3)
+    new, compiled, warm = first["counts"]
+    assert new["interpreted"] == new["launched"] > 0 and new["compiled"] == 0
+    # The launch that first runs a kernel compiled in the background counts it.
+    assert compiled["interpreted"] == 0 and compiled["compiled"] == compiled["launched"]
+    assert warm["hits"] == warm["launched"] and warm["compiled"] == 0
+    # A new process: the kernels load from the disk cache in the background, so its
+    # first step is interpreted too, and nothing compiles.
+    again = _run(tmp_path / "cache", 2)
+    loaded = again["counts"][1]
+    assert loaded["interpreted"] == loaded["compiled"] == 0
+    assert loaded["disk"] == loaded["launched"]
+    value, grad = _expected()
+    for loss, g in first["values"] + again["values"]:
+        np.testing.assert_allclose(loss, value, rtol=1e-12)
+        np.testing.assert_allclose(g, grad, rtol=1e-12)

@@ -1,0 +1,125 @@
+"""Issue 13's eager workloads, numgrad beside PyTorch's eager autograd in one process
+(best of 7 rounds, interleaved), and the first result of a never-seen program.
+
+    python tools/eager_table.py          (PyTorch rows where torch is importable)
+
+W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
+derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
+gradient); the MLP step is a 64-64-10 tanh network on 64 rows in float64 (loss,
+backward, and SGD under no_grad). Run it in a separate environment that has torch
+(a CPU build): numgrad never depends on it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
+
+import numpy as np  # noqa: E402
+from benchmarks.bench_overhead import COEFFS, first_result_ms  # noqa: E402
+from benchmarks.workloads import w1  # noqa: E402
+
+import numgrad as ng  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # numgrad's own figures only
+    torch = None
+
+ROWS, SIZES = 64, (64, 64, 10)
+
+
+def horner(x, tensor):
+    p = tensor(COEFFS[0])
+    for c in COEFFS[1:]:
+        p = p * x + c
+    return p
+
+
+def steps(lib, functional, rng):
+    """W2, W1 and the MLP step for `lib` (numgrad or torch: the same names), whose
+    ``nn.functional`` is `functional`."""
+    x = lib.tensor(0.7, requires_grad=True)
+
+    def w2():
+        x.grad = None
+        horner(x, lib.tensor).backward()
+        return x.grad.item()
+
+    a = lib.tensor(rng.uniform(-2, 2, 1000), requires_grad=True)
+
+    def chain():
+        a.grad = None
+        y = w1(a, lib.tanh, lib.sigmoid, lib.exp, lib.sqrt)
+        y.backward()
+        return y.item(), a.grad.numpy()
+
+    data = lib.tensor(rng.standard_normal((ROWS, SIZES[0])))
+    labels = lib.tensor(rng.integers(0, SIZES[-1], ROWS))
+    params = [lib.tensor(p, requires_grad=True) for p in _weights(rng)]
+
+    def mlp():
+        loss = functional.cross_entropy(_logits(data, params, lib.tanh), labels)
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= 0.1 * p.grad
+                p.grad = None
+        return loss.item()
+
+    return w2, chain, mlp
+
+
+def _weights(rng):
+    out = []
+    for n_in, n_out in zip(SIZES[:-1], SIZES[1:]):
+        out += [rng.standard_normal((n_in, n_out)) / np.sqrt(n_in), np.zeros(n_out)]
+    return out
+
+
+def _logits(x, params, tanh):
+    for i in range(0, len(params), 2):
+        x = x @ params[i] + params[i + 1]
+        x = tanh(x) if i < len(params) - 2 else x
+    return x
+
+
+def best_of(fns, rounds: int = 7, calls: int = 5) -> list[float]:
+    """Best seconds per call of each of `fns`, in interleaved rounds."""
+    for fn in fns:
+        fn()
+        fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / calls)
+    return best
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10"]
+    per = [398, 1, 1]
+    ours = best_of(steps(ng, ng.nn.functional, rng))
+    if torch is not None:
+        torch.set_default_dtype(torch.float64)
+        theirs = best_of(steps(torch, torch.nn.functional, rng))
+    else:
+        theirs = [float("nan")] * 3
+    print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
+    for name, n, a, b in zip(names, per, ours, theirs):
+        print(f"{name:26} {a / n * 1e6:8.1f}us {b / n * 1e6:8.1f}us {a / b:7.2f}")
+    for mode in ("numba", "tiered"):
+        result, imported = first_result_ms(mode)
+        print(f"first value+gradient of a new 20-op program, empty cache, {mode}: "
+              f"{result:.0f} ms after import ({imported:.0f} ms to import)")
+
+
+if __name__ == "__main__":
+    main()
