@@ -312,6 +312,19 @@ def test_binary_promotion_matches_numpy(left, right, op):
         np.testing.assert_array_equal(got.numpy(), expected, strict=True)
 
 
+def test_array_and_list_operands_promote_by_their_own_dtype():
+    # Operands that are data (arrays, lists) are loaded as tensors of their own dtype,
+    # never promoted by a cached guess from their Python type (float32 + a float64
+    # array is float64, whichever came first).
+    t = ng.tensor([1.0, 2.0], dtype="float32")
+    for other in [np.array([0.5, 1.5], np.float32), np.array([0.5, 1.5]), [0.5, 1.5],
+                  np.array([1, 2], np.int32)]:
+        got, expected = t + other, np.array([1.0, 2.0], np.float32) + other
+        assert got.dtype == expected.dtype, (other, got.dtype, expected.dtype)
+        np.testing.assert_array_equal(got.numpy(), expected)  # exact: one rounding each
+    assert (ng.tensor([1, 2]) * [1.5, 2.5]).tolist() == [1.5, 5.0]
+
+
 def test_bool_add_is_logical_or_like_numpy():
     a = np.array([True, True, False, False])
     b = np.array([True, False, True, False])

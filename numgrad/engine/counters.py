@@ -78,9 +78,10 @@ _LAUNCH_COUNTER = {HIT: "cache_hits", DISK: "disk_hits", COMPILED: "kernels_comp
                    INTERPRETED: "kernels_interpreted"}
 
 
-def count_launch(how: str) -> None:
-    """Count one generated kernel's launch, `how` its target obtained the kernel."""
-    count(kernels_launched=1, **{_LAUNCH_COUNTER[how]: 1})
+def count_launch(how: str, **amounts: int) -> None:
+    """Count one generated kernel's launch, `how` its target obtained the kernel, and
+    `amounts` of other counters."""
+    count(kernels_launched=1, **{_LAUNCH_COUNTER[how]: 1}, **amounts)
 
 
 @contextlib.contextmanager

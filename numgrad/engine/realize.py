@@ -10,6 +10,7 @@ a realized value takes none either (a realized buffer never changes).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import weakref
@@ -58,7 +59,8 @@ def realize(*bufs: LazyBuffer) -> None:
         pending = [b for b in bufs if not b.is_realized]
         if not pending:
             return
-        with counters.record() as rec:
+        # (A record of this realization is kept only to be logged.)
+        with counters.record() if counters.DEBUG else contextlib.nullcontext() as rec:
             plan, slots = schedule(pending)
             arrays = run(plan, [slots[s].realized for s in plan.sources])
             for buf, array in zip(slots, arrays):
@@ -106,10 +108,10 @@ def _launch(step: Launch, plan: Schedule, arrays: list) -> None:
     outputs = [plan.slots[s] for s in step.outputs]
     backend = outputs[0].device.backend
     results = [backend.empty(o.shape, o.dtype) for o in outputs]
-    counters.count(bytes_allocated=sum(o.dtype.itemsize * math.prod(o.shape) for o in outputs))
+    allocated = sum(o.dtype.itemsize * math.prod(o.shape) for o in outputs)
     for slot, array in zip(step.outputs, results):
         arrays[slot] = array
-    if not any(math.prod(o.shape) for o in outputs):
+    if not allocated:  # nothing to compute
         return
     ins = [region_view(backend, arrays[r.slot], r, step.region(i))
            for i, r in enumerate(step.inputs)]
@@ -130,4 +132,5 @@ def _launch(step: Launch, plan: Schedule, arrays: list) -> None:
     views += [arrays[t] for t in step.tables]
     variant = backend.variant(program, shape)
     kernel = backend.kernel(program, variant)
-    counters.count_launch(backend.launch(kernel, variant, targets, shape, views, list(step.args)))
+    counters.count_launch(backend.launch(kernel, variant, targets, shape, views, list(step.args)),
+                          bytes_allocated=allocated)
