@@ -78,3 +78,38 @@ def test_first_steps_are_interpreted_then_compiled_kernels_run(tmp_path):
     for loss, g in first["values"] + again["values"]:
         np.testing.assert_allclose(loss, value, rtol=1e-12)
         np.testing.assert_allclose(g, grad, rtol=1e-12)
+
+
+FORKED = textwrap.dedent("""
+    import json, multiprocessing
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import tiered
+
+    def grads(_):
+        x = ng.tensor(np.linspace(0, 1, 5), requires_grad=True)
+        out = []
+        for scale in (1.0, 2.0, 3.0):
+            x.grad = None
+            (x.sin() * scale).sum().backward()
+            tiered.wait()
+            out.append(x.grad.numpy().tolist())
+        return out
+
+    if __name__ == "__main__":
+        here = grads(0)  # the parent's thread is running or done when the children fork
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            print(json.dumps([here] + pool.map(grads, range(2))))
+""")
+
+
+def test_forked_processes_compile_in_their_own_thread(tmp_path):
+    script = tmp_path / "forked.py"
+    script.write_text(FORKED)
+    env = dict(os.environ, NUMGRAD_CPU_KERNELS="tiered", NUMGRAD_CACHE_DIR=str(tmp_path / "c"))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    want = [(np.cos(np.linspace(0, 1, 5)) * s).tolist() for s in (1.0, 2.0, 3.0)]
+    for run in json.loads(done.stdout):
+        np.testing.assert_allclose(run, want, rtol=1e-12)

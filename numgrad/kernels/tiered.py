@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import logging
+import os
 import queue
 import threading
 
@@ -61,8 +62,7 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
         with _idle:
             if _cpu is None:
                 _early.setdefault((program, tuple(shape)), (outs, inputs, args))
-            if not _worker.is_alive():
-                _worker.start()
+            _ensure_worker()
     else:
         loops = cpu.variant(program, shape)
         compiled = cpu.kernel(program, loops)  # writes its source; compiles nothing
@@ -96,6 +96,12 @@ def _queue(cpu, program: Program, shape, outs, inputs, args) -> None:
         _started.add(id(compiled))
         call = (*outs, shape, numba.get_num_threads(), *inputs, *args)
         _compiles.put((compiled, tuple(numba.typeof(a) for a in call)))
+        _ensure_worker()
+
+
+def _ensure_worker() -> None:
+    if not _worker.is_alive():
+        _worker.start()
 
 
 def _work() -> None:
@@ -134,6 +140,19 @@ def _stop() -> None:
         _idle.wait_for(lambda: _started <= _done)
 
 
-#: started by the first launch
-_worker = threading.Thread(target=_work, name="numgrad-compile", daemon=True)
+def _new_worker() -> threading.Thread:
+    return threading.Thread(target=_work, name="numgrad-compile", daemon=True)
+
+
+def _after_fork() -> None:
+    """In a forked child, which has no background thread: new locks, queue and thread;
+    kernels the parent had not finished with are compiled again when launched here."""
+    global _compiles, _idle, _worker
+    _compiles, _idle, _worker = queue.SimpleQueue(), threading.Condition(), _new_worker()
+    _started.intersection_update(_done)
+    _early.clear()
+
+
+_worker = _new_worker()  # started by the first launch that needs it
 atexit.register(_stop)
+os.register_at_fork(after_in_child=_after_fork)
