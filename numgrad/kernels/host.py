@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from numgrad.kernels import host_pool
+
 __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
            "is_view", "copy", "reshape", "permute", "expand", "index", "index_add",
            "index_put", "concatenate", "matmul", "library", "dlpack", "dlpack_device"]
@@ -41,8 +43,9 @@ def _allocates(fn):
 
 
 def empty(shape, dtype) -> np.ndarray:
+    """A new buffer; large ones reuse pooled memory (`numgrad.kernels.host_pool`)."""
     try:
-        return np.empty(shape, dtype)
+        return host_pool.empty(tuple(shape), dtype)
     except MemoryError:
         raise allocation_error(shape, dtype) from None
 
