@@ -69,3 +69,15 @@ def test_pooled_arrays_have_the_shape_dtype_and_layout_asked_for(dtype):
     a = host_pool.empty((300, 700), np.dtype(dtype))
     assert a.shape == (300, 700) and a.dtype == dtype and a.flags.c_contiguous
     assert a.flags.writeable and a.flags.aligned
+
+
+def test_pooled_results_count_as_allocations_and_their_views_do_not():
+    a, b = ng.tensor(np.ones((512, 300))), ng.tensor(np.ones((300, 256)))
+    a.realize(), b.realize()
+    with ng.engine.record() as rec:
+        product = (a @ b).realize()  # a pooled matmul result: 1 MiB
+    assert rec.kernels_launched == 1 and rec.bytes_allocated == 512 * 256 * 8
+    with ng.engine.record() as rec:
+        product.reshape(256, 512).realize()  # a view of it
+    assert rec.kernels_launched == 0 and rec.bytes_allocated == 0
+    np.testing.assert_array_equal(product.numpy(), np.full((512, 256), 300.0))

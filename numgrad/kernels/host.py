@@ -88,7 +88,7 @@ def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np
 
 def is_view(array: np.ndarray) -> bool:
     """Whether `array` shares another array's memory (it allocated nothing)."""
-    return array.base is not None
+    return array.base is not None and not host_pool.is_fresh(array)
 
 
 def copy(array, source) -> np.ndarray:
@@ -155,6 +155,8 @@ def concatenate(*arrays_and_axis):
 
 @_allocates
 def matmul(a, b, arg=None):
+    if a.ndim == b.ndim >= 2 and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype:
+        return np.matmul(a, b, out=empty(a.shape[:-1] + b.shape[-1:], a.dtype))
     return np.matmul(a, b)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -27,6 +28,7 @@ SWEEP_EVERY = 64
 
 _free: dict[int, list[np.ndarray]] = {}  # size class -> unused blocks
 _lent: dict[int, list[np.ndarray]] = {}  # size class -> blocks that may be in use
+_handed: dict[int, weakref.ref] = {}  # block (by id) -> the array made of it last
 _free_bytes = 0
 _since_sweep = 0
 _lock = threading.Lock()
@@ -49,7 +51,16 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype)
     with _lock:
         block = _take(size_class(nbytes))
-    return block[:nbytes].view(dtype).reshape(shape)
+    array = block[:nbytes].view(dtype).reshape(shape)
+    _handed[id(block)] = weakref.ref(array)
+    return array
+
+
+def is_fresh(array: np.ndarray) -> bool:
+    """Whether `array` is the one `empty` made (rather than a view of it or of
+    something else): views of pooled arrays share their block with them."""
+    handed = _handed.get(id(array.base))
+    return handed is not None and handed() is array
 
 
 def clear() -> None:
@@ -57,6 +68,9 @@ def clear() -> None:
     global _free_bytes
     with _lock:
         _sweep()
+        for blocks in _free.values():
+            for block in blocks:
+                del _handed[id(block)]
         _free.clear()
         _free_bytes = 0
 
@@ -88,6 +102,8 @@ def _reclaim(size: int) -> None:
         elif _free_bytes + size <= MAX_FREE_BYTES:
             _free.setdefault(size, []).append(block)
             _free_bytes += size
+        else:
+            del _handed[id(block)]  # freed: its id may be reused
     _lent[size] = still
 
 
