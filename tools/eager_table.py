@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
 
 import numpy as np  # noqa: E402
-from benchmarks.bench_overhead import COEFFS, first_result_ms  # noqa: E402
+from benchmarks.bench_overhead import first_result_ms, horner  # noqa: E402
 from benchmarks.workloads import w1  # noqa: E402
 
 import numgrad as ng  # noqa: E402
@@ -32,13 +32,6 @@ except ImportError:  # numgrad's own figures only
 ROWS, SIZES = 64, (64, 64, 10)
 
 
-def horner(x, tensor):
-    p = tensor(COEFFS[0])
-    for c in COEFFS[1:]:
-        p = p * x + c
-    return p
-
-
 def steps(lib, functional, rng):
     """W2, W1 and the MLP step for `lib` (numgrad or torch: the same names), whose
     ``nn.functional`` is `functional`."""
@@ -46,7 +39,7 @@ def steps(lib, functional, rng):
 
     def w2():
         x.grad = None
-        horner(x, lib.tensor).backward()
+        horner(x, tensor=lib.tensor).backward()
         return x.grad.item()
 
     a = lib.tensor(rng.uniform(-2, 2, 1000), requires_grad=True)

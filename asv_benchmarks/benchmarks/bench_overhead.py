@@ -17,9 +17,11 @@ from numgrad.engine.schedule import schedule
 COEFFS = list(np.random.default_rng(0).uniform(-1, 1, 200))
 
 
-def horner(x):
-    p = ng.tensor(COEFFS[0])
-    for c in COEFFS[1:]:
+def horner(x, coeffs=COEFFS, tensor=ng.tensor):
+    """The polynomial with `coeffs` (highest power first) at `x`, by Horner's rule;
+    `tensor` makes the first coefficient a tensor (numgrad's, or another library's)."""
+    p = tensor(coeffs[0])
+    for c in coeffs[1:]:
         p = p * x + c
     return p
 
@@ -59,9 +61,7 @@ class Planning:
         self._depth = primitives.MAX_DEPTH
         primitives.MAX_DEPTH = 10**6  # one graph, not realized in pieces
         x = ng.tensor(0.7, requires_grad=True)
-        p = ng.tensor(COEFFS[0])
-        for c in np.resize(COEFFS, n):
-            p = p * x + float(c)
+        p = horner(x, np.resize(COEFFS, n + 1))
         (g,) = run_backward(p, None, x, accumulate=False, retain_graph=False,
                             create_graph=False)
         self.targets = [p._buf, g._buf]

@@ -71,12 +71,12 @@ class Kernel:
     args: list = field(default_factory=list)
     arg_nodes: list[LazyBuffer] = field(default_factory=list)  # the constant of each arg
     _arg_index: dict[int, int] = field(default_factory=dict)
-    #: made when the kernel first absorbs another, then kept up to date: the first
-    #: position of each instruction, the index of each input, and the position
-    #: stored to each output (by the buffer's id)
     #: the planner's steps spent on this kernel (graph nodes visited, hosts tried),
     #: counted by `numgrad.engine.record` as ``scheduler_steps``
     visits: int = 0
+    #: made when the kernel first absorbs another, then kept up to date: the first
+    #: position of each instruction, the index of each input, and the position
+    #: stored to each output (by the buffer's id)
     _emitted: dict[tuple, int] | None = None
     _input_index: dict[tuple, int] = field(default_factory=dict)
     _stored: dict[int, int] = field(default_factory=dict)

@@ -65,7 +65,7 @@ _plans: OrderedDict[tuple, _Entry] = OrderedDict()
 def walk(targets: list[LazyBuffer]) -> Walk:
     """The unrealized nodes reachable from `targets` in topological order (by depth:
     sources before consumers), the computed buffers they read, and the key of their
-    structure (None if an argument holds data)."""
+    structure (None if an argument holds a large index array)."""
     order: list[LazyBuffer] = []
     seen: set[int] = set()
     stack = []

@@ -32,7 +32,7 @@ _handed: dict[int, weakref.ref] = {}  # block (by id) -> the array made of it la
 _free_bytes = 0
 _since_sweep = 0
 _lock = threading.Lock()
-# References to a block that nothing else uses, while `_unused` looks at it: the lent
+# References to a block that nothing else uses, while `_reclaim` looks at it: the lent
 # list, the loop variable and getrefcount's argument.
 _OWN_REFERENCES = 3
 

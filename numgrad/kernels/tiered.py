@@ -72,7 +72,7 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
             return _obtained.pop(id(compiled), how) if how == HIT else how
         if id(compiled) not in _started:
             with _idle:
-                _queue(cpu, program, shape, outs, inputs, args)
+                _send(compiled, (outs, shape, inputs, args))
     interpreted = interpreter.kernel(program, interpreter.ARRAYS)
     return interpreter.launch(interpreted, interpreter.ARRAYS, outs, shape, inputs, args)
 
@@ -85,15 +85,15 @@ def wait() -> None:
                        and _started <= _done)
 
 
-def _queue(cpu, program: Program, shape, outs, inputs, args) -> None:
-    """Send the launch's kernel to the background thread, for the argument types it
-    was launched with (call with `_idle` held)."""
+def _send(compiled, launch_args: tuple) -> None:
+    """Send `compiled` to the background thread, for the argument types of the launch
+    whose outputs, shape, inputs and arguments are `launch_args` (call with `_idle`
+    held)."""
     import numba  # imported with the CPU target
 
-    loops = cpu.variant(program, shape)
-    compiled = cpu.kernel(program, loops)
     if id(compiled) not in _started:
         _started.add(id(compiled))
+        outs, shape, inputs, args = launch_args
         call = (*outs, shape, numba.get_num_threads(), *inputs, *args)
         _compiles.put((compiled, tuple(numba.typeof(a) for a in call)))
         _ensure_worker()
@@ -110,8 +110,9 @@ def _work() -> None:
     global _cpu
     cpu = importlib.import_module("numgrad.kernels.cpu")
     with _idle:
-        for (program, shape), launch_args in _early.items():
-            _queue(cpu, program, shape, *launch_args)
+        for (program, shape), (outs, inputs, args) in _early.items():
+            compiled = cpu.kernel(program, cpu.variant(program, shape))
+            _send(compiled, (outs, shape, inputs, args))
         _early.clear()  # (their arrays are not kept)
         _cpu = cpu
         _idle.notify_all()
