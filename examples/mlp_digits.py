@@ -52,6 +52,8 @@ def main(argv=None) -> float:
     optimizer = ng.optim.Adam(params, lr=args.lr)
     best = (-1.0, None, 0)  # validation accuracy, parameter values, epoch
 
+    # The whole training step, traced once per batch shape and replayed (ng.jit).
+    step = ng.jit(lambda x, y: train_step(x, y, params, optimizer))
     print(f"train {len(x_train)}, validation {len(x_val)}, test {len(x_test)} images; "
           f"MLP 64-{args.hidden}-{args.hidden}-10")
     for epoch in range(1, args.epochs + 1):
@@ -59,8 +61,7 @@ def main(argv=None) -> float:
         order = rng.permutation(len(x_train))
         for i in range(0, len(order), args.batch_size):
             rows = order[i:i + args.batch_size]
-            loss, _ = train_step(ng.tensor(x_train[rows]), ng.tensor(y_train[rows]), params,
-                                 optimizer)
+            loss, _ = step(ng.tensor(x_train[rows]), ng.tensor(y_train[rows]))
             losses.append(loss.item())
         val = accuracy(params, x_val, y_val)
         print(f"epoch {epoch:3d}  loss {np.mean(losses):.4f}  validation accuracy {val:.4f}  "

@@ -27,13 +27,19 @@ def rosenbrock(x):
     return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
 
 
-def value_gradient_hessian(x_np: np.ndarray):
+@ng.jit  # traced on the first call, replayed after: no Python runs per iteration
+def derivatives(x):
     """f(x), its gradient and its Hessian, by two reverse passes."""
-    n = len(x_np)
-    x = ng.tensor(x_np, requires_grad=True)
+    x = x.detach().requires_grad_()
     f = rosenbrock(x)
     (g,) = ng.grad(f, x, create_graph=True)  # g has a grad_fn: differentiable again
-    (h,) = ng.grad(g, x, grad_outputs=ng.eye(n), is_grads_batched=True)
+    (h,) = ng.grad(g, x, grad_outputs=ng.eye(len(x)), is_grads_batched=True)
+    return f, g, h
+
+
+def value_gradient_hessian(x_np: np.ndarray):
+    """f(x), its gradient and its Hessian at a NumPy point, as NumPy values."""
+    f, g, h = derivatives(x_np)
     return f.item(), g.numpy(), h.numpy()
 
 

@@ -22,6 +22,7 @@ from numgrad.autograd import (
     no_grad,
     set_grad_enabled,
 )
+from numgrad.capture import jit
 from numgrad.creation import (
     arange,
     empty,

@@ -127,6 +127,9 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
           f"64-{hidden}-10, Adam lr={lr}, batch {batch_size}, {epochs} epochs on {dev}")
     bar = tqdm(total=epochs * batches, desc="training", unit="step", disable=not progress,
                file=sys.stdout, dynamic_ncols=True)
+    # One call of `step` is a whole training step, traced once per batch shape and
+    # replayed after (ng.jit; the parameters and Adam's state are captured).
+    step = ng.jit(lambda x, y: train_step(x, y, params, optimizer))
     step_times: list[float] = []
     with ng.engine.record() as rec:
         for epoch in range(epochs):
@@ -135,8 +138,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
                 start = time.perf_counter()
                 rows = order[b * batch_size:(b + 1) * batch_size]
                 yb = ng.tensor(y_train[rows], device=dev)
-                loss, logits = train_step(ng.tensor(x_train[rows], device=dev), yb, params,
-                                          optimizer)
+                loss, logits = step(ng.tensor(x_train[rows], device=dev), yb)
                 if b % 4 == 0 or b == batches - 1:
                     accuracy = (logits.argmax(axis=1) == yb).mean().item()
                     bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}",

@@ -118,9 +118,12 @@ class SGD(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict) -> None:
         d = grad if self.weight_decay == 0 else grad + self.weight_decay * p
         if self.momentum != 0:
+            # State changes in place (its own tensor), so ng.jit replays it.
             buf = state.get("momentum_buffer")
-            buf = d if buf is None else buf * self.momentum + (1 - self.dampening) * d
-            state["momentum_buffer"] = buf
+            if buf is None:
+                buf = state["momentum_buffer"] = d.detach()
+            else:
+                buf._rebind(buf * self.momentum + (1 - self.dampening) * d)
             d = d + self.momentum * buf if self.nesterov else buf
         p -= self.lr * d
 
@@ -161,20 +164,24 @@ class Adam(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict) -> None:
         beta1, beta2 = self.betas
-        step = state["step"] = state.get("step", 0) + 1
+        # State is tensors changed in place (the step count too, in float64), so
+        # ng.jit replays it.
+        if "step" not in state:
+            state["step"] = p.new_tensor(0.0)
+            state["exp_avg"], state["exp_avg_sq"] = p.zeros_like(), p.zeros_like()
+        step = state["step"]
+        step += 1
         if self.weight_decay != 0:
             if self._decoupled:
                 p *= 1 - self.lr * self.weight_decay
             else:
                 grad = grad + self.weight_decay * p
-        if "exp_avg" not in state:
-            state["exp_avg"], state["exp_avg_sq"] = p.zeros_like(), p.zeros_like()
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m = state["exp_avg"] = m + (1 - beta1) * (grad - m)
-        v = state["exp_avg_sq"] = v * beta2 + (1 - beta2) * (grad * grad)
-        step_size = self.lr / (1 - beta1 ** step)
-        denom = v.sqrt() / math.sqrt(1 - beta2 ** step) + self.eps
-        p -= step_size * (m / denom)
+        m._rebind(m + (1 - beta1) * (grad - m))
+        v._rebind(v * beta2 + (1 - beta2) * (grad * grad))
+        step_size = (self.lr / (1 - beta1 ** step)).astype(p.dtype)
+        correction = (1 - beta2 ** step).sqrt().astype(p.dtype)
+        p -= step_size * (m / (v.sqrt() / correction + self.eps))
 
 
 class AdamW(Adam):

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from numgrad import dtypes, engine, lazy
+from numgrad import dtypes, engine, lazy, tracing
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
@@ -33,6 +33,8 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
     otherwise (a copy between devices).
     """
     op = TABLE[name]
+    if tracing.ACTIVE:
+        tracing.saw(inputs)
     source = inputs[0]._buf.device
     for t in inputs[1:]:
         if t._buf.device is not source and t._buf.device != source:
@@ -60,6 +62,8 @@ def _load(data, dtype, device: Device) -> LazyBuffer:
     A tensor's value is taken without its history; `dtype` None keeps the data's dtype.
     """
     if isinstance(data, TensorBase):
+        if tracing.ACTIVE:
+            tracing.saw((data,))
         x = type(data)._wrap(data._buf)
         x = _cast(x, dtypes.as_dtype(dtype)) if dtype is not None else x
         return (_copy(x, device) if x.device != device else x)._buf

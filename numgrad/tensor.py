@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from numgrad import dtypes, engine
+from numgrad import dtypes, engine, tracing
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
@@ -89,6 +89,8 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
                 raise ValueError(f"grad has shape {value.shape}; expected {self.shape}")
             if value.device != self.device:
                 raise RuntimeError(f"grad is on '{value.device}'; expected '{self.device}'")
+        if tracing.ACTIVE:
+            tracing.touch(self)
         self._grad = value
 
     @property
@@ -125,6 +127,8 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
 
     def detach(self) -> Tensor:
         """The same value with no history (it does not require grad)."""
+        if tracing.ACTIVE:
+            tracing.saw((self,))
         return Tensor._wrap(self._buf)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -211,6 +215,8 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
                 raise TypeError(
                     f"cannot store a {new.dtype} result in place in a {self.dtype} tensor")
             new = new.astype(self.dtype)
+        if tracing.ACTIVE:
+            tracing.touch(self)
         self._buf = new._buf
         if not self.is_leaf or new.requires_grad:
             self._node = new._node

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from numgrad import engine, numpy_api
+from numgrad import engine, numpy_api, tracing
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
@@ -33,6 +33,8 @@ class TensorBase:
         """A tensor of this class with value `buf` and history `node` (no copy)."""
         t = object.__new__(cls)
         t._buf, t._node, t._grad = buf, node, None
+        if tracing.ACTIVE:
+            tracing.wrapped(t)
         return t
 
     # ---- attributes ----------------------------------------------------------------
@@ -64,6 +66,8 @@ class TensorBase:
 
     def numpy(self) -> np.ndarray:
         """A NumPy copy of the value; changing it never changes the tensor."""
+        if tracing.ACTIVE:
+            tracing.check_read("a value was read (.numpy(), .item(), float(), bool(), ...)")
         self.realize()
         return self.device.backend.to_numpy(self._buf.realized)
 
@@ -128,6 +132,8 @@ class TensorBase:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The value as a DLPack capsule, sharing this tensor's memory where its target
         can (numgrad never writes a computed buffer; the consumer must not either)."""
+        if tracing.ACTIVE:
+            tracing.check_read("__dlpack__ reads a value")
         self.realize()
         return self.device.backend.dlpack(self._buf.realized, stream=stream,
                                           max_version=max_version, dl_device=dl_device,
@@ -144,6 +150,8 @@ class TensorBase:
         if self.device != "cuda":
             raise AttributeError("only CUDA tensors have __cuda_array_interface__; this one "
                                  f"is on '{self.device}'")
+        if tracing.ACTIVE:
+            tracing.check_read("__cuda_array_interface__ reads a value")
         self.realize()
         return self._buf.realized.__cuda_array_interface__
 

@@ -254,3 +254,30 @@ def test_launches_are_logged_only_when_the_kernel_log_is_set(launches):
 
     assert ptx.LOG == (os.environ.get("NUMGRAD_CUDA_KERNEL_LOG") or None)
     assert (launches.start is launches._start) == (ptx.LOG is None)
+
+
+def test_a_jitted_training_step_on_cuda_equals_eager_steps():
+    rng = np.random.default_rng(1)
+    x = ng.tensor(rng.standard_normal((4, 3)), device="cuda")
+    start = rng.standard_normal((3, 2))
+
+    def trainer():
+        w = ng.tensor(start, device="cuda", requires_grad=True)
+        opt = ng.optim.SGD([w], lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad()
+            loss = ((x @ w).tanh() ** 2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return w, step
+
+    w_eager, eager = trainer()
+    w_jit, step = trainer()
+    step = ng.jit(step)
+    for _ in range(4):
+        np.testing.assert_allclose(step(x).item(), eager(x).item(), rtol=RTOL)
+    np.testing.assert_allclose(w_jit.numpy(), w_eager.numpy(), rtol=RTOL)
+    assert step.traces == 2 and w_jit.device == "cuda"

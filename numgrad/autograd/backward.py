@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from numgrad import tracing
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 
@@ -180,6 +181,8 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
     else:
         tensor = node.retained() if node.retained is not None else None
     if tensor is not None:
+        if tracing.ACTIVE:
+            tracing.touch(tensor)
         with _grad_lock:
             tensor._grad = grad if tensor._grad is None else tensor._grad + grad
         if touched is not None:

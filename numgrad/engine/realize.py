@@ -15,9 +15,10 @@ import math
 import threading
 import weakref
 
+from numgrad import tracing
 from numgrad.engine import counters
 from numgrad.engine.schedule import schedule
-from numgrad.engine.steps import Launch, Read, Schedule
+from numgrad.engine.steps import Call, Launch, Read, Schedule
 from numgrad.kernels.layout import arrange
 from numgrad.lazy import LazyBuffer
 
@@ -34,8 +35,9 @@ _rebound_lock = threading.Lock()
 
 
 def rebound(tensor) -> None:
-    """Note that `tensor` (anything with a ``_buf``) was changed in place."""
-    if tensor._buf.realized is None:
+    """Note that `tensor` (anything with a ``_buf``) was changed in place. (A trace
+    keeps its own account of what it changed.)"""
+    if tensor._buf.realized is None and not (tracing.ACTIVE and tracing.current()):
         with _rebound_lock:
             _rebound[id(tensor)] = weakref.ref(tensor)
 
@@ -45,8 +47,12 @@ def realize(*bufs: LazyBuffer) -> None:
     of tensors changed in place since the last realization.
 
     Safe to call from several threads at once: each buffer is computed once, by the
-    first thread to take the engine lock; the others find it realized.
+    first thread to take the engine lock; the others find it realized. While this
+    thread traces a function for ``ng.jit``, nothing is computed: the trace plans
+    everything at its end.
     """
+    if tracing.ACTIVE and tracing.current() is not None:
+        return
     if _rebound:
         with _rebound_lock:
             state = [ref() for ref in _rebound.values()]
@@ -70,31 +76,45 @@ def realize(*bufs: LazyBuffer) -> None:
         counters.log.debug("realized %d buffers: %s", len(pending), rec)
 
 
-def run(plan: Schedule, sources: list) -> list:
+def run(plan: Schedule, sources: list, spy: list | None = None) -> list:
     """Run `plan` with `sources` (buffers of their slots' devices) bound to its source
-    slots; returns the buffer of every slot."""
+    slots; returns the buffer of every slot. A `spy` list receives, per launch, the
+    kernel, its variant, the loop's shape and the arrays passed as its outputs and
+    inputs (what ``ng.jit`` compiles a replay from)."""
+    arrays = bind(plan, sources)
+    for step in plan.steps:
+        if isinstance(step, Launch):
+            _launch(step, plan, arrays, spy)
+        else:
+            run_call(step, plan, arrays)
+    return arrays
+
+
+def bind(plan: Schedule, sources: list) -> list:
+    """A list with a place per slot of `plan`: `sources` at its source slots, and its
+    uploads (gather indices) copied to their devices."""
     arrays: list = [None] * len(plan.slots)
     for slot, array in zip(plan.sources, sources):
         arrays[slot] = array
     for slot, host in plan.uploads:
         backend = plan.slots[slot].device.backend
         arrays[slot] = backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
-    for step in plan.steps:
-        if isinstance(step, Launch):
-            _launch(step, plan, arrays)
-            continue
-        out = plan.slots[step.output]
-        backend = out.device.backend
-        if step.op == "full":
-            result = backend.full(out.shape, step.arg, out.dtype)
-        else:
-            result = getattr(backend, step.op)(*(arrays[s] for s in step.inputs), step.arg)
-        if not backend.is_view(result):
-            counters.count(kernels_launched=1, bytes_allocated=result.nbytes)
-        if step.op == "library" and backend.name != "cpu":
-            counters.count(library_via_host=1)
-        arrays[step.output] = result
     return arrays
+
+
+def run_call(step: Call, plan: Schedule, arrays: list) -> None:
+    """Run a movement, matmul or library step into `arrays`."""
+    out = plan.slots[step.output]
+    backend = out.device.backend
+    if step.op == "full":
+        result = backend.full(out.shape, step.arg, out.dtype)
+    else:
+        result = getattr(backend, step.op)(*(arrays[s] for s in step.inputs), step.arg)
+    if not backend.is_view(result):
+        counters.count(kernels_launched=1, bytes_allocated=result.nbytes)
+    if step.op == "library" and backend.name != "cpu":
+        counters.count(library_via_host=1)
+    arrays[step.output] = result
 
 
 def region_view(backend, array, read: Read, shape: tuple[int, ...]):
@@ -104,7 +124,7 @@ def region_view(backend, array, read: Read, shape: tuple[int, ...]):
     return array if tuple(array.shape) == shape else backend.reshape(array, shape)
 
 
-def _launch(step: Launch, plan: Schedule, arrays: list) -> None:
+def _launch(step: Launch, plan: Schedule, arrays: list, spy: list | None) -> None:
     outputs = [plan.slots[s] for s in step.outputs]
     backend = outputs[0].device.backend
     results = [backend.empty(o.shape, o.dtype) for o in outputs]
@@ -112,6 +132,8 @@ def _launch(step: Launch, plan: Schedule, arrays: list) -> None:
     for slot, array in zip(step.outputs, results):
         arrays[slot] = array
     if not allocated:  # nothing to compute
+        if spy is not None:
+            spy.append(None)
         return
     ins = [region_view(backend, arrays[r.slot], r, step.region(i))
            for i, r in enumerate(step.inputs)]
@@ -127,10 +149,15 @@ def _launch(step: Launch, plan: Schedule, arrays: list) -> None:
     # The epilogue reads its inputs at index 0 of the reduced dimensions, which may be
     # empty: they span one element there.
     late_shape = shape[:kept] + (1,) * (len(shape) - kept)
-    views = [backend.as_strided(a, late_shape if late else shape, s)
+    # Inputs are as writable as their arrays (kernels never write them): a kernel then
+    # sees the same array types here as in ng.jit's compiled replay, which makes its
+    # views inside Numba.
+    views = [backend.as_strided(a, late_shape if late else shape, s, writeable=True)
              for a, s, late in zip(ins, strides[n_out:], program.in_epilogue)]
     views += [arrays[t] for t in step.tables]
     variant = backend.variant(program, shape)
     kernel = backend.kernel(program, variant)
+    if spy is not None:
+        spy.append((kernel, variant, shape, targets, views))
     counters.count_launch(backend.launch(kernel, variant, targets, shape, views, list(step.args)),
                           bytes_allocated=allocated)

@@ -50,14 +50,20 @@ def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     return gather_key(buf) is not None
 
 
-def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
+def schedule(targets: list[LazyBuffer], final: bool = False
+             ) -> tuple[Schedule, list[LazyBuffer]]:
     """The schedule that computes the unrealized `targets`, and the buffer
     of each of its slots: the computed ones feed `Schedule.sources`, the others receive
     what the schedule computes. A graph of a structure scheduled before reuses that
-    schedule (`numgrad.engine.reuse`)."""
+    schedule (`numgrad.engine.reuse`).
+
+    A `final` schedule (``ng.jit``'s plan) stores only the targets and what its own
+    later steps read: the caller will not ask for the other values. It is neither
+    taken from nor kept in the cache of schedules.
+    """
     walk = reuse.walk(targets)
     order = walk.order
-    reused = reuse.recall(walk)
+    reused = None if final else reuse.recall(walk)
     if reused is not None:
         count(schedules_reused=1)
         return reused
@@ -101,11 +107,28 @@ def schedule(targets: list[LazyBuffer]) -> tuple[Schedule, list[LazyBuffer]]:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
-    plan, bufs, constants = _freeze(merge_siblings(items) if FUSION else items)
+    items = merge_siblings(items) if FUSION else items
+    if final:
+        _store_only_what_is_read(items, wanted)
+    plan, bufs, constants = _freeze(items)
     count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
         item.visits for item in items if isinstance(item, Kernel)))
-    reuse.remember(walk, plan, bufs, constants)
+    if not final:
+        reuse.remember(walk, plan, bufs, constants)
     return plan, bufs
+
+
+def _store_only_what_is_read(items: list[Kernel | LazyBuffer], wanted: set[int]) -> None:
+    """Drop each kernel's stores of values that no later step reads and no one asked
+    for (a merged kernel computes them for its own use)."""
+    read = set(wanted)
+    for item in items:
+        srcs = item.inputs + item.tables if isinstance(item, Kernel) else item.srcs
+        read.update(id(b) for b in srcs)
+    for item in items:
+        if isinstance(item, Kernel) and (item.reduce or len(item.stores) > 1):
+            kept = [(b, p) for b, p in item.stores if id(b) in read]
+            item.stores = kept if kept or item.reduce else item.stores[:1]
 
 
 def _freeze(items: list[Kernel | LazyBuffer]):

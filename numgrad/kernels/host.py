@@ -51,8 +51,8 @@ def empty(shape, dtype) -> np.ndarray:
 
 
 def full(shape, value, dtype) -> np.ndarray:
-    """A read-only array of `shape` holding `value`: one element, broadcast."""
-    return np.broadcast_to(np.array(value, dtype), shape)
+    """An array of `shape` holding `value`: one element, broadcast."""
+    return expand(np.array(value, dtype), shape)
 
 
 @_allocates
@@ -71,7 +71,7 @@ def strides(array: np.ndarray) -> tuple[int, ...]:
 
 
 def as_strided(array: np.ndarray, shape, strides, writeable: bool = False) -> np.ndarray:
-    """`array` seen with `shape` and `strides` (read-only unless `writeable`).
+    """`array` seen with `shape` and `strides`: writable if `writeable` and `array` is.
 
     A contiguous array whose reshape has these strides (but where a dimension has
     length 1) is reshaped: NumPy's as_strided costs about five times more, and launches
@@ -124,11 +124,22 @@ def permute(array, axes):
 
 
 def expand(array, shape):
-    return np.broadcast_to(array, shape)
+    """`array` broadcast to `shape`. Unlike NumPy's broadcast_to, as writable as
+    `array`: every array numgrad passes a kernel then has one type, here and in
+    ng.jit's compiled replay (numgrad never writes to an input)."""
+    shape = tuple(shape)
+    lead = len(shape) - array.ndim
+    strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
+                                  zip(array.shape, shape[lead:], array.strides))
+    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
 
 
 def index(array, key):
-    return array[key]
+    result = array[key]
+    if isinstance(result, np.ndarray):
+        return result
+    # An integer per axis gives a NumPy scalar, not a view: keep the 0-d view.
+    return array[(*(key if isinstance(key, tuple) else (key,)), Ellipsis)]
 
 
 @_allocates
@@ -136,7 +147,11 @@ def index_add(array, arg):
     """Zeros of ``arg[1]``'s shape with `array` added at ``arg[0]`` (repeats add up)."""
     key, shape = arg
     out = np.zeros(shape, array.dtype)
-    np.add.at(out, key, array)
+    if all(k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
+           for k in (key if isinstance(key, tuple) else (key,))):
+        out[key] = array  # a basic key (slices, integers) reaches each element once
+    else:
+        np.add.at(out, key, array)  # integer arrays may repeat an index
     return out
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from numgrad import tracing
 from numgrad.tensor import Tensor
+from numgrad.tensor_math import where
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "softmax"]
 
@@ -102,16 +104,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
             raise ValueError(
                 f"class-index targets for logits of shape {logits.shape} must have shape "
                 f"{expected}, got {target.shape}")
-        labels = target.numpy()
-        if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-            raise ValueError(
-                f"class-index targets must lie in [0, {n_classes}), got values from "
-                f"{labels.min()} to {labels.max()}")
-        # -log p[target] = logsumexp(logits) - logits[target]: the pick is a gather
-        # that kernels do in place, so forward and backward are a few kernels.
-        grid = np.indices(expected, sparse=True)
-        key = (*grid[:axis], labels, *grid[axis:]) if grid else (labels,)
-        loss = logits.logsumexp(axis) - logits[key]
+        loss = logits.logsumexp(axis) - _pick(logits, target, axis, n_classes, expected)
     elif target.dtype.kind == "f":
         if target.shape != logits.shape:
             raise ValueError(
@@ -123,6 +116,26 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
             f"target must hold integer class indices or floating probabilities, not "
             f"{target.dtype}")
     return _reduce(loss, reduction)
+
+
+def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -> Tensor:
+    """``logits[target]`` along `axis`, the targets checked to lie in ``[0, n_classes)``."""
+    if tracing.current() is not None:
+        # ng.jit's trace reads no value: compare the targets with every class index
+        # (a reduction of its own, replayed with new targets).
+        shape = [1] * logits.ndim
+        shape[axis] = n_classes
+        classes = Tensor(np.arange(n_classes).reshape(shape), device=logits.device)
+        hit = target.reshape(expected[:axis] + (1,) + expected[axis:]) == classes
+        return where(hit, logits, 0).sum(axis)
+    labels = target.numpy()
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(
+            f"class-index targets must lie in [0, {n_classes}), got values from "
+            f"{labels.min()} to {labels.max()}")
+    # A gather that kernels do in place: forward and backward are a few kernels.
+    grid = np.indices(expected, sparse=True)
+    return logits[(*grid[:axis], labels, *grid[axis:]) if grid else (labels,)]
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

@@ -1,0 +1,107 @@
+"""``ng.jit`` (capture and replay) on the workloads of issue 11, beside eager numgrad.
+
+W2 is the Horner polynomial's value and derivative (398 recorded operations), W3 the
+MLP training step (``numgrad.demo.train_step``: forward, cross-entropy, backward,
+Adam), W4 Rosenbrock's Hessian (``functional.hessian(vectorize=True)``), and the
+empty plan ten kernels on ten elements: what a replay costs with no work.
+``tools/jit_table.py`` prints the same workloads beside PyTorch and JAX.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import numgrad as ng
+from numgrad.demo import train_step
+
+from .bench_overhead import horner
+from .workloads import ADAM, ROSEN_N, digits_like, mlp_weights, rosenbrock
+
+
+def w2(x):
+    """W2: the polynomial and its derivative."""
+    value = horner(x)
+    (grad,) = ng.grad(value, x)
+    return value, grad
+
+
+def w3(make=ng.jit):
+    """W3: a function running one training step (made with `make`: ng.jit or eager)."""
+    x, y = (ng.tensor(a) for a in digits_like())
+    params = [ng.tensor(w, requires_grad=True) for w in mlp_weights()]
+    optimizer = ng.optim.Adam(params, **ADAM)
+    step = make(lambda x, y: train_step(x, y, params, optimizer)[0])
+    return lambda: step(x, y).realize()
+
+
+def w4(x):
+    """W4: Rosenbrock's Hessian."""
+    return ng.functional.hessian(rosenbrock, x, vectorize=True)
+
+
+def empty_plan(x):
+    """Ten kernels on ten elements: each step reads the last one's value (a
+    reduction), so none fuses into another."""
+    for _ in range(10):
+        x = x + x.sum()
+    return x
+
+
+def _warm(call):
+    for _ in range(3):  # trace, the second trace of state that appears, a replay
+        call()
+
+
+class Jit:
+    """Eager calls and jitted replays of each workload (ratios in one run)."""
+
+    params = [["W2", "W3", "W4", "empty plan"], ["eager", "jit"]]
+    param_names = ["workload", "mode"]
+
+    def setup(self, workload, mode):
+        make = ng.jit if mode == "jit" else (lambda f: f)
+        if workload == "W3":
+            self.call = w3(make)
+        else:
+            fn = {"W2": w2, "W4": w4, "empty plan": empty_plan}[workload]
+            x = {"W2": ng.tensor(0.7, requires_grad=True),
+                 "W4": ng.tensor(np.random.default_rng(0).uniform(-1, 1, ROSEN_N)),
+                 "empty plan": ng.tensor(np.ones(10))}[workload]
+            step = make(fn)
+            self.call = lambda: ng.realize(*_tensors(step(x)))
+        _warm(self.call)
+
+    def time_call(self, workload, mode):
+        self.call()
+
+    def track_compiled_per_call(self, workload, mode):
+        with ng.engine.record() as rec:
+            self.call()
+        return rec.kernels_compiled
+
+    track_compiled_per_call.unit = "kernels"
+
+    def track_bytes_per_call(self, workload, mode):
+        with ng.engine.record() as rec:
+            self.call()
+        return rec.bytes_allocated
+
+    track_bytes_per_call.unit = "bytes"
+
+
+class TraceW3:
+    """The first call of a new W3 step: tracing, planning (its kernels and segments
+    compiled before, in memory) and one step's work."""
+
+    number, repeat = 1, 5
+
+    def setup(self):
+        _warm(w3())
+        self.call = w3()
+
+    def time_first_call(self):
+        self.call()
+
+
+def _tensors(out):
+    return out if isinstance(out, tuple) else (out,)

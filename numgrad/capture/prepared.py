@@ -1,0 +1,189 @@
+"""``ng.jit``'s replay on the CPU: a plan prepared once, with buffers of its own.
+
+The values a call computes for its own use (intermediates) live in buffers allocated
+once, when the plan is prepared, and reused by every replay; so are the views of them
+that kernels read, the index arrays gathers read, and each launch's arguments. A
+replay then fills in what changes from call to call (the sources, the results and
+updated state, which are new arrays at every call, and the outputs of matmuls and
+library calls) and calls each kernel's compiled function directly: about a
+microsecond per launch, plus the work. A replay needs the engine lock (the buffers
+are shared by the calls of one trace).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from numgrad.engine import counters
+from numgrad.engine.realize import run_call
+from numgrad.engine.steps import Call, Launch, Schedule
+
+#: Calls whose result may be a view of their first input
+_MOVEMENTS = ("reshape", "permute", "expand", "index")
+
+
+class Unsupported(Exception):
+    """A plan (or one of its views) that a prepared plan does not handle."""
+
+
+class PreparedPlan:
+    """`plan` with its intermediates in buffers of its own; `run` replays it."""
+
+    def __init__(self, plan: Schedule, arrays: list, spy: list, needed: set[int]):
+        backend = plan.slots[0].device.backend
+        self.plan, self.backend, self.empty = plan, backend, backend.empty
+        records = iter(spy)
+        launches = [(step, next(records) if isinstance(step, Launch) else None)
+                    for step in plan.steps]
+        fresh = _fresh(plan, arrays, needed)
+        #: the array of every slot that stays from call to call (None: filled per call)
+        self.static: list = [None] * len(plan.slots)
+        for slot, host in plan.uploads:
+            self.static[slot] = backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
+        self.steps: list[tuple] = []
+        launched = allocated = 0
+        for step, record in launches:
+            if isinstance(step, Call):
+                view = step.op in _MOVEMENTS and _is_view(arrays[step.output],
+                                                          arrays[step.inputs[0]])
+                if view and self.static[step.inputs[0]] is not None:
+                    self.static[step.output] = getattr(backend, step.op)(
+                        self.static[step.inputs[0]], step.arg)
+                else:
+                    self.steps.append((step, view))
+                continue
+            outputs = []  # slots allocated at each call
+            for slot in step.outputs:
+                if slot in fresh:
+                    outputs.append(slot)
+                elif self.static[slot] is None:
+                    info = plan.slots[slot]
+                    self.static[slot] = backend.empty(info.shape, info.dtype)
+            if record is None:  # nothing to compute
+                self.steps.append((None, outputs, [], [], 0))
+                continue
+            kernel, _, shape, targets, views = record
+            if not _compiled(kernel):
+                raise Unsupported
+            launched += 1
+            allocated += sum(arrays[s].nbytes for s in outputs)
+            arguments, holes = [], []
+            slots = [*step.outputs, None, None, *(r.slot for r in step.inputs), *step.tables]
+            for slot, array in zip(slots, [*targets, tuple(shape), None, *views]):
+                if slot is None:
+                    arguments.append(array)  # the loop's shape; the threads, per call
+                    continue
+                spec = _spec(array, arrays[slot])
+                if self.static[slot] is None:
+                    holes.append((len(arguments), slot, spec))
+                    arguments.append(None)
+                else:
+                    arguments.append(_view(self.static[slot], spec))
+            arguments += step.args
+            self.steps.append((kernel, outputs, arguments, holes, len(step.outputs) + 1))
+        self.strides = [arrays[s].strides for s in plan.sources]
+        self.counts = dict(kernels_launched=launched, cache_hits=launched,
+                           bytes_allocated=allocated)
+
+    @classmethod
+    def build(cls, plan: Schedule, arrays: list, spy: list, needed: set[int]):
+        """`plan` prepared, given the run that gave `arrays` (per slot) and `spy` (per
+        launch, `run`'s record), for a caller that needs the slots `needed`; None where
+        the plan's kernels are not compiled functions (CUDA, the interpreter) or a view
+        cannot be made again."""
+        try:
+            return cls(plan, arrays, spy, needed)
+        except Unsupported:
+            return None
+
+    def matches(self, sources: list) -> bool:
+        """Whether `sources` have the strides of the sources the plan was prepared for."""
+        return all(a.strides == s for a, s in zip(sources, self.strides))
+
+    def run(self, sources: list) -> list:
+        """Replay over `sources`; returns the array of every slot (those the caller
+        needs are new arrays)."""
+        import numba  # (imported already: the kernels are Numba functions)
+        threads = numba.get_num_threads()
+        plan, arrays, empty = self.plan, list(self.static), self.empty
+        for slot, array in zip(plan.sources, sources):
+            arrays[slot] = array
+        for step in self.steps:
+            if len(step) == 2:  # a call: a view of this call's values costs no count
+                call, view = step
+                if view:
+                    arrays[call.output] = getattr(self.backend, call.op)(
+                        arrays[call.inputs[0]], call.arg)
+                else:
+                    run_call(call, plan, arrays)
+                continue
+            kernel, outputs, arguments, holes, threads_at = step
+            for slot in outputs:
+                info = plan.slots[slot]
+                arrays[slot] = empty(info.shape, info.dtype)
+            if kernel is None:
+                continue
+            # (The argument list is the plan's: filled in, used, emptied again.)
+            arguments[threads_at] = threads
+            for position, slot, spec in holes:
+                arguments[position] = _view(arrays[slot], spec)
+            kernel(*arguments)
+            for position, _, _ in holes:
+                arguments[position] = None
+        counters.count(**self.counts)
+        return arrays
+
+
+def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:
+    """The slots written anew at every call: those the caller needs, and those they
+    are views of (a result never shares memory with the plan's own buffers)."""
+    fresh = set(needed)
+    for step in reversed(plan.steps):
+        if isinstance(step, Call) and step.output in fresh and step.op in _MOVEMENTS \
+                and _is_view(arrays[step.output], arrays[step.inputs[0]]):
+            fresh.add(step.inputs[0])
+    return fresh
+
+
+def _compiled(kernel) -> bool:
+    """Whether `kernel` is the CPU target's compiled Numba function."""
+    registry = sys.modules.get("numba.core.registry")  # (no Numba, no such kernel)
+    return registry is not None and isinstance(kernel, registry.CPUDispatcher)
+
+
+def _is_view(result, base) -> bool:
+    """Whether `result` is a view into `base`'s memory."""
+    return isinstance(base, np.ndarray) and isinstance(result, np.ndarray) and \
+        result.base is not None and np.shares_memory(result, base)
+
+
+def _spec(view, base) -> tuple:
+    """How to make `view` again from another array laid out as `base`: its shape,
+    strides and offset (in elements)."""
+    if not isinstance(base, np.ndarray) or not isinstance(view, np.ndarray):
+        raise Unsupported
+    offset = _address(view) - _address(base) if view.size else 0
+    if offset % view.itemsize or offset and not base.flags.c_contiguous:
+        raise Unsupported
+    return tuple(view.shape), tuple(view.strides), offset // view.itemsize
+
+
+def _view(base, spec):
+    shape, strides, offset = spec
+    if offset:
+        base = base.reshape(-1)[offset:]
+    if base.shape == shape and base.strides == strides:
+        return base
+    if base.flags.c_contiguous and base.size == math.prod(shape):
+        view = base.reshape(shape)
+        if view.strides == strides or all(a == b or n == 1 for a, b, n in
+                                           zip(view.strides, strides, shape)):
+            return view
+    return np.lib.stride_tricks.as_strided(base, shape, strides)
+
+
+def _address(array) -> int:
+    return array.__array_interface__["data"][0]

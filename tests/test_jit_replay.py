@@ -1,0 +1,199 @@
+"""How ng.jit replays (numgrad/capture): the final plan, the prepared plan (buffers,
+views and launch arguments made once) and the cases that run the plan step by step.
+Values are compared with eager calls (float64, rtol 1e-12); counts come from the
+engine's counters.
+"""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import numgrad as ng
+from numgrad import primitives
+from numgrad.autograd.backward import run_backward
+from numgrad.engine.realize import run
+from numgrad.engine.schedule import schedule
+
+# Prepared plans are for the CPU target's compiled kernels (the interpreter's and CUDA's
+# plans run step by step: the SPEC tests in test_jit.py cover those).
+pytestmark = pytest.mark.usefixtures("numba_cpu")
+
+RTOL = 1e-12
+rng = np.random.default_rng(5)
+
+
+def horner(x, n=40):
+    p = ng.tensor(1.0)
+    for c in rng.standard_normal(n):
+        p = p * x + float(c)
+    return p
+
+
+def value_and_derivative(x):
+    p = x.sin()
+    for c in (0.5, -1.25, 2.0, 0.75):
+        p = p * x + c
+    (g,) = ng.grad(p, x)
+    return p, g
+
+
+def prepared(fn, *args):
+    """Call jitted `fn` (tracing it) and return its only trace's prepared plan (the
+    next calls run it)."""
+    fn(*args)
+    (trace,) = [t for ts in fn._traces.values() for t in ts]
+    assert trace.prepared is not None
+    return trace.prepared
+
+
+def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):
+    monkeypatch.setattr(primitives, "MAX_DEPTH", 10**6)  # one graph
+    x = ng.tensor(0.7, requires_grad=True)
+    p = horner(x)
+    (g,) = run_backward(p, None, x, accumulate=False, retain_graph=True, create_graph=False)
+    eager, _ = schedule([p._buf, g._buf])
+    final, slots = schedule([p._buf, g._buf], final=True)
+    assert len(final.slots) < len(eager.slots)
+    assert len(final.steps) == len(eager.steps)
+    arrays = run(final, [slots[s].realized for s in final.sources])
+    got = [arrays[next(i for i, b in enumerate(slots) if b is t._buf)] for t in (p, g)]
+    ng.realize(p, g)
+    assert_allclose(got, [p.item(), g.item()], rtol=RTOL)
+
+
+def test_a_warm_replay_allocates_only_its_results():
+    step = ng.jit(value_and_derivative)
+    plan = prepared(step, ng.tensor(0.3, requires_grad=True))
+    assert all(len(s) == 5 for s in plan.steps)  # launches only
+    for v in (0.3, -1.1, 2.5):
+        x = ng.tensor(v, requires_grad=True)
+        with ng.engine.record() as rec:
+            got = step(x)
+        want = value_and_derivative(x)
+        for a, b in zip(got, want):
+            assert_allclose(a.numpy(), b.numpy(), rtol=RTOL)
+        assert rec.kernels_compiled == 0 and rec.bytes_allocated == 2 * 8  # two float64
+
+
+def test_views_of_the_plans_own_buffers_are_made_once():
+    def f(x):
+        for _ in range(4):
+            x = x + x.sum()  # the sum, broadcast back: a view between two kernels
+        return x
+
+    step = ng.jit(f)
+    x = ng.tensor(rng.standard_normal(6))
+    assert all(len(s) == 5 for s in prepared(step, x).steps)  # no call left
+    with ng.engine.record() as rec:
+        got = step(x)
+    with ng.engine.record() as eager:
+        want = f(x).numpy()
+    assert_allclose(got.numpy(), want, rtol=RTOL)
+    assert rec.kernels_compiled == 0 and rec.kernels_launched == eager.kernels_launched
+
+
+def test_matmuls_run_between_launches():
+    w = ng.tensor(rng.standard_normal((4, 3)))
+
+    def f(x):
+        return ((x.tanh() @ w).exp() @ w.T).sum()
+
+    step = ng.jit(f)
+    x = ng.tensor(rng.standard_normal((5, 4)))
+    steps = prepared(step, x).steps
+    calls = [s[0].op for s in steps if len(s) == 2]
+    assert calls.count("matmul") == 2  # (and the transpose of w, a view)
+    assert_allclose(step(x).numpy(), f(x).numpy(), rtol=RTOL)
+
+
+def test_arguments_with_other_strides_run_the_plan_step_by_step():
+    step = ng.jit(lambda x: (x.exp() * 2.0).sum(axis=0))
+    a = rng.standard_normal((3, 3))
+    plain = ng.tensor(a)
+    transposed = ng.tensor(a.T.copy()).T.realize()  # a transposed view of its array
+    replay = prepared(step, plain)
+    assert replay.matches([plain._buf.realized])
+    assert not replay.matches([transposed._buf.realized])
+    assert_allclose(step(plain).numpy(), np.exp(a).sum(axis=0) * 2.0, rtol=RTOL)
+    assert_allclose(step(transposed).numpy(), np.exp(a).sum(axis=0) * 2.0, rtol=RTOL)
+    assert step.traces == 1
+
+
+def test_an_argument_passed_twice_is_part_of_the_signature():
+    step = ng.jit(lambda a, b: a * 2.0 - b)
+    x, y = ng.tensor([1.0, 2.0]), ng.tensor([5.0, 7.0])
+    assert step(x, x).tolist() == [1.0, 2.0]
+    assert step(x, y).tolist() == [-3.0, -3.0]
+    assert step.traces == 2
+
+
+def test_integer_indexing_gives_views_of_the_argument():
+    def f(x):
+        return (x[0] * x[1:]).exp().sum() + x[2] ** 2
+
+    step = ng.jit(f)
+    x = ng.tensor(rng.standard_normal(5))
+    prepared(step, x)
+    assert_allclose(step(x).numpy(), f(x).numpy(), rtol=RTOL)
+
+
+@pytest.mark.parametrize("key", [np.s_[1:3], np.s_[::2], (np.array([0, 0, 2]),)])
+def test_scatter_add_of_basic_and_integer_keys(key):
+    x = ng.tensor(rng.standard_normal(4), requires_grad=True)
+    (g,) = ng.grad((x[key] * ng.tensor([1.0, 2.0, 3.0])[: len(np.arange(4)[key])]).sum(), x)
+    want = np.zeros(4)
+    np.add.at(want, key, np.array([1.0, 2.0, 3.0])[: len(np.arange(4)[key])])
+    assert_allclose(g.numpy(), want, rtol=RTOL)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: ng.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: ng.optim.Adam(ps, lr=0.05),
+])
+def test_training_steps_replayed_equal_eager_steps(make):
+    data = ng.tensor(rng.standard_normal((8, 3)))
+    labels = ng.tensor(rng.integers(0, 2, 8))
+    start = [rng.standard_normal((3, 2)), rng.standard_normal(2)]
+
+    def model():
+        params = [ng.tensor(p, requires_grad=True) for p in start]
+        optimizer = make(params)
+
+        def step(x, y):
+            optimizer.zero_grad()
+            loss = ng.nn.functional.cross_entropy((x @ params[0] + params[1]).tanh(), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        return params, step
+
+    eager_params, eager_step = model()
+    jit_params, jit_step = model()
+    jit_step = ng.jit(jit_step)
+    for _ in range(5):
+        assert_allclose(jit_step(data, labels).item(), eager_step(data, labels).item(),
+                        rtol=RTOL)
+    for a, b in zip(jit_params, eager_params):
+        assert_allclose(a.numpy(), b.numpy(), rtol=RTOL)
+    assert jit_step.traces == 2
+    assert all(t.prepared is not None for ts in jit_step._traces.values() for t in ts)
+
+
+def test_threads_calling_one_jitted_function_trace_it_once():
+    import threading
+
+    step = ng.jit(lambda x: (x.sin() * 2.0).sum())
+    xs = [ng.tensor(rng.standard_normal(4)) for _ in range(8)]
+    results = [None] * len(xs)
+
+    def call(i):
+        results[i] = step(xs[i]).item()
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert step.traces == 1
+    assert_allclose(results, [np.sin(x.numpy()).sum() * 2.0 for x in xs], rtol=RTOL)
