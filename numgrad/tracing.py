@@ -3,8 +3,8 @@
 While a thread traces a function, operations record as usual but nothing is
 computed: `engine.realize` defers (the trace plans everything at its end), and a
 value read (``.numpy()``, ``.item()``, ``bool(t)``) raises. The recording layer
-tells the `Tracer` which tensors it meets (`saw`), which buffers the trace made
-(`made`) and which tensors it changes in place or gives a new ``.grad`` (`touch`),
+tells the `Tracer` which tensors it meets (`saw`), which tensors the trace made
+(`wrapped`) and which it changes in place or gives a new ``.grad`` (`touch`),
 so the trace knows the tensors that existed before it (*bound* tensors: arguments
 and captured state) and what it did to them. This module sits below the engine and
 the Tensor class, which call it; `numgrad.capture` builds on it.
@@ -12,8 +12,10 @@ the Tensor class, which call it; `numgrad.capture` builds on it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
+from collections.abc import Iterator
 
 from numgrad.lazy import LazyBuffer
 
@@ -70,24 +72,19 @@ def current() -> Tracer | None:
     return getattr(_local, "tracer", None) if ACTIVE else None
 
 
-class tracing:
-    """Context manager: trace on this thread with `tracer`."""
-
-    def __init__(self, tracer: Tracer):
-        self.tracer = tracer
-
-    def __enter__(self) -> Tracer:
-        global ACTIVE, _tracing_threads
-        self.outer = getattr(_local, "tracer", None)
-        _local.tracer = self.tracer
-        with _count_lock:
-            _tracing_threads += 1
-            ACTIVE = True
-        return self.tracer
-
-    def __exit__(self, *exc) -> None:
-        global ACTIVE, _tracing_threads
-        _local.tracer = self.outer
+@contextlib.contextmanager
+def tracing(tracer: Tracer) -> Iterator[Tracer]:
+    """Trace on this thread with `tracer` inside the block."""
+    global ACTIVE, _tracing_threads
+    outer = getattr(_local, "tracer", None)
+    _local.tracer = tracer
+    with _count_lock:
+        _tracing_threads += 1
+        ACTIVE = True
+    try:
+        yield tracer
+    finally:
+        _local.tracer = outer
         with _count_lock:
             _tracing_threads -= 1
             ACTIVE = _tracing_threads > 0

@@ -41,8 +41,9 @@ class PreparedPlan:
         fresh = _fresh(plan, arrays, needed)
         #: the array of every slot that stays from call to call (None: filled per call)
         self.static: list = [None] * len(plan.slots)
-        for slot, host in plan.uploads:
-            self.static[slot] = backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
+        for slot, host in plan.uploads:  # (index arrays: uploaded once)
+            target = plan.slots[slot].device.backend
+            self.static[slot] = target.expand(target.from_numpy(host), plan.slots[slot].shape)
         self.steps: list[tuple] = []
         launched = allocated = 0
         for step, record in launches:
@@ -52,8 +53,14 @@ class PreparedPlan:
                 if view and self.static[step.inputs[0]] is not None:
                     self.static[step.output] = getattr(backend, step.op)(
                         self.static[step.inputs[0]], step.arg)
-                else:
-                    self.steps.append((step, view))
+                    continue
+                into = step.op == "matmul" and step.output not in fresh and \
+                    isinstance(arrays[step.output], np.ndarray) and \
+                    arrays[step.output].flags.c_contiguous
+                if into:  # a product the plan keeps: computed into its own buffer
+                    info = plan.slots[step.output]
+                    self.static[step.output] = backend.empty(info.shape, info.dtype)
+                self.steps.append((step, "view" if view else "into" if into else "call"))
                 continue
             outputs = []  # slots allocated at each call
             for slot in step.outputs:
@@ -113,10 +120,14 @@ class PreparedPlan:
             arrays[slot] = array
         for step in self.steps:
             if len(step) == 2:  # a call: a view of this call's values costs no count
-                call, view = step
-                if view:
+                call, how = step
+                if how == "view":
                     arrays[call.output] = getattr(self.backend, call.op)(
                         arrays[call.inputs[0]], call.arg)
+                elif how == "into":
+                    self.backend.matmul(*(arrays[s] for s in call.inputs), call.arg,
+                                        out=arrays[call.output])
+                    counters.count(kernels_launched=1)
                 else:
                     run_call(call, plan, arrays)
                 continue

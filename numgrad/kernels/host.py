@@ -169,9 +169,12 @@ def concatenate(*arrays_and_axis):
 
 
 @_allocates
-def matmul(a, b, arg=None):
+def matmul(a, b, arg=None, out=None):
+    """``a @ b``, into `out` if given (an array of the product's shape and dtype that
+    ng.jit's prepared plans keep)."""
     if a.ndim == b.ndim >= 2 and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype:
-        return np.matmul(a, b, out=empty(a.shape[:-1] + b.shape[-1:], a.dtype))
+        return np.matmul(a, b, out=empty(a.shape[:-1] + b.shape[-1:], a.dtype)
+                         if out is None else out)
     return np.matmul(a, b)
 
 
