@@ -38,13 +38,16 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if tracing.ACTIVE and tracing.current() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: inlined
-        leaves: list = []
-        spec = tree.flatten((args, kwargs), leaves)
+        if not kwargs and all(type(a) is Tensor for a in args):  # (the common case, fast)
+            leaves, spec = list(args), tree.tensors_spec(len(args))
+        else:
+            leaves = []
+            spec = tree.flatten((args, kwargs), leaves)
         ids = [id(t) for t in leaves]
         unique = list({i: t for i, t in zip(ids, leaves)}.values())
         aliases = None if len(unique) == len(leaves) else tuple(map(ids.index, ids))
         key = (spec, aliases, is_grad_enabled(),
-               tuple([(t._buf.shape, t._buf.dtype, t._buf.device, t._node is not None)
+               tuple([(t._buf.shape, t._buf.dtype, t._buf.device.type, t._node is not None)
                       for t in leaves]))
         engine.realize()  # tensors changed in place since the last realization
         with self._lock:

@@ -90,8 +90,10 @@ class PreparedPlan:
                 else:
                     arguments.append(_view(self.static[slot], spec))
             arguments += step.args
-            self.steps.append((kernel, outputs, arguments, holes, len(step.outputs) + 1))
-        self.strides = [arrays[s].strides for s in plan.sources]
+            self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args],
+                                      arguments, holes),
+                               outputs, arguments, holes, len(step.outputs) + 1))
+        self.layouts = [_layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched, cache_hits=launched,
                            bytes_allocated=allocated)
 
@@ -107,8 +109,9 @@ class PreparedPlan:
             return None
 
     def matches(self, sources: list) -> bool:
-        """Whether `sources` have the strides of the sources the plan was prepared for."""
-        return all(a.strides == s for a, s in zip(sources, self.strides))
+        """Whether `sources` are laid out as those the plan was prepared for (the
+        kernels' compiled functions are called without checking their arguments)."""
+        return all(_layout(a) == s for a, s in zip(sources, self.layouts))
 
     def run(self, sources: list) -> list:
         """Replay over `sources`; returns the array of every slot (those the caller
@@ -146,6 +149,24 @@ class PreparedPlan:
                 arguments[position] = None
         counters.count(**self.counts)
         return arrays
+
+
+def _layout(array) -> tuple:
+    return array.strides, array.flags.writeable
+
+
+def _entry(kernel, ran: list, arguments: list, holes: list):
+    """`kernel`'s compiled function for the argument types of the launch that `ran`
+    (called directly, Numba's dispatch skips typing each argument again: 0.1 us per
+    array), if the prepared arguments have those types; else `kernel`."""
+    late = {position for position, _, _ in holes}
+    typeof = kernel.typeof_pyval
+    signature = tuple(typeof(a) for a in ran)
+    if any(typeof(a) != t for i, (a, t) in enumerate(zip(arguments, signature))
+           if i not in late and a is not None):
+        return kernel
+    compiled = kernel.overloads.get(signature)
+    return kernel if compiled is None else compiled.entry_point
 
 
 def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:

@@ -34,7 +34,7 @@ def state(t: Tensor) -> tuple:
     """What a captured tensor's guard compares: shape, dtype, device, requires_grad and
     whether it has a ``.grad``."""
     buf = t._buf
-    return buf.shape, buf.dtype, buf.device, t._node is not None, t._grad is None
+    return buf.shape, buf.dtype, buf.device.type, t._node is not None, t._grad is None
 
 
 class Trace:
@@ -52,7 +52,7 @@ class Trace:
         bound = list(tracer.bound.values())  # (tensor, value then, .grad then, requires grad)
         #: the bound tensors the arguments do not give, and their state at the trace
         self.captured = [b[0] for b in bound[len(set(map(id, leaves))):]]
-        self.guard = [(b[1].shape, b[1].dtype, b[1].device, b[3], b[2] is None)
+        self.guard = [(b[1].shape, b[1].dtype, b[1].device.type, b[3], b[2] is None)
                       for b in bound[len(bound) - len(self.captured):]]
         # Values that existed before the trace but were not computed yet are sources.
         engine.realize(*(b[1] for b in bound), *(b[2]._buf for b in bound if b[2] is not None))
@@ -104,9 +104,12 @@ class Trace:
         """Run the plan for arguments `leaves` (unique tensors, in the trace's order);
         apply the effects; returns the result arrays."""
         bound = leaves + self.captured
-        pending = [t._buf for t in bound if t._buf.realized is None]
-        pending += [t._grad._buf for t in bound
-                    if t._grad is not None and t._grad._buf.realized is None]
+        pending = []  # values (and .grads) not computed yet: computed first
+        for t in bound:
+            if t._buf.realized is None:
+                pending.append(t._buf)
+            if t._grad is not None and t._grad._buf.realized is None:
+                pending.append(t._grad._buf)
         if pending:
             engine.realize(*pending)
         if self.plan is None:

@@ -8,6 +8,8 @@ requires_grad. `unflatten` builds the arguments back around other tensors.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from numgrad.tensor import Tensor
@@ -38,6 +40,12 @@ def flatten(obj, leaves: list, where: str = "argument"):
             f"non-tensor arguments are static (part of the signature, compared by value), "
             f"so they must be hashable") from None
     return kind, obj  # by type too: 1, 1.0 and True are equal but trace differently
+
+
+@functools.cache
+def tensors_spec(n: int) -> tuple:
+    """The spec of ``(args, {})`` for `n` positional tensors (what `flatten` gives)."""
+    return tuple, ((tuple, (LEAF,) * n), (dict, (), ()))
 
 
 def unflatten(spec, leaves) -> object:

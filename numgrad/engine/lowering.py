@@ -210,7 +210,8 @@ class Kernel:
                 if v or late} | {id(t) for t in self.tables}
 
 
-def merge_siblings(items: list[Kernel | LazyBuffer]) -> list[Kernel | LazyBuffer]:
+def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_OPS
+                   ) -> list[Kernel | LazyBuffer]:
     """Let kernels over the same loop nest run as one, with several outputs.
 
     `items` are kernels and the buffers that the target's functions compute (movements,
@@ -234,7 +235,7 @@ def merge_siblings(items: list[Kernel | LazyBuffer]) -> list[Kernel | LazyBuffer
             made_by[id(item)] = len(merged) - 1
             continue
         every, unreduced = hosts.setdefault((item.loop_shape, item.out.device), ([], []))
-        host = _host(merged, unreduced if item.reduce else every, item, made_by)
+        host = _host(merged, unreduced if item.reduce else every, item, made_by, max_ops)
         if host is None:
             merged.append(item)
             host = len(merged) - 1
@@ -245,7 +246,7 @@ def merge_siblings(items: list[Kernel | LazyBuffer]) -> list[Kernel | LazyBuffer
             merged[host].absorb(item)
             if item.reduce:
                 _close(unreduced, host)
-            if len(merged[host].code) >= 2 * MAX_KERNEL_OPS:  # full
+            if len(merged[host].code) >= 2 * max_ops:  # full
                 _close(every, host)
                 _close(unreduced, host)
         for buf in item.outputs:
@@ -259,7 +260,8 @@ def _close(candidates: list[int], host: int) -> None:
         del candidates[i]
 
 
-def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, int]):
+def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, int],
+          max_ops: int):
     """The first of `candidates` (indices in `merged`, increasing) that can compute
     `item` too, or None: one that runs after everything `item` reads, or the last
     producer of what it reads when that stores each such value and `item` reads
@@ -270,7 +272,7 @@ def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, 
         item.visits += 1
         h = candidates[i]
         k = merged[h]
-        if len(k.code) + len(item.code) > 2 * MAX_KERNEL_OPS:
+        if len(k.code) + len(item.code) > 2 * max_ops:
             continue
         if h == latest:
             irregular = item.irregular_reads()

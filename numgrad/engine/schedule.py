@@ -37,6 +37,13 @@ from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, REDUCE
 #: (`Primitive.cost`: a function call such as tanh counts 8).
 RECOMPUTE_LIMIT = 8
 
+#: A final schedule's kernels may be longer (`MAX_KERNEL_OPS` for others): each cut
+#: between two kernels stores and reads again every value that crosses it, and a
+#: kernel's compile time and launch cost grow with its array arguments more than with
+#: its code (W2's 1,200 scalar operations: 4 kernels with 70 arrays each took 15 s to
+#: compile and 89 us to replay, one kernel 1.8 s and 31 us).
+FINAL_MAX_KERNEL_OPS = 4096
+
 
 def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     """Whether `buf` can be computed inside a kernel."""
@@ -63,6 +70,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False
     """
     walk = reuse.walk(targets)
     order = walk.order
+    max_ops = FINAL_MAX_KERNEL_OPS if final else MAX_KERNEL_OPS
     reused = None if final else reuse.recall(walk)
     if reused is not None:
         count(schedules_reused=1)
@@ -85,7 +93,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False
     size: dict[int, int] = {}  # operations in each kernel so far
     for buf in reversed(order):
         decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight,
-                          size)
+                          size, max_ops)
         if isinstance(decision, str):
             root_of[id(buf)] = buf
             size[id(buf)] = 1
@@ -107,7 +115,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
-    items = merge_siblings(items) if FUSION else items
+    items = merge_siblings(items, max_ops) if FUSION else items
     if final:
         _store_only_what_is_read(items, wanted)
     plan, bufs, constants = _freeze(items)
@@ -165,7 +173,7 @@ def _freeze(items: list[Kernel | LazyBuffer]):
     return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs, constants
 
 
-def _place(buf, users, wanted, root_of, has_reduce, weight, size):
+def _place(buf, users, wanted, root_of, has_reduce, weight, size, max_ops):
     """The root of the kernel `buf` fuses into, INLINE, or why it is a root (a str)."""
     if id(buf) in wanted:
         return "requested"
@@ -184,8 +192,8 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size):
     groups = {id(root_of[id(u)]): root_of[id(u)] for u in users}
     if len(groups) == 1 and INLINE not in groups.values():
         root = next(iter(groups.values()))
-        if size[id(root)] >= MAX_KERNEL_OPS:
-            return f"its consumer's kernel has {MAX_KERNEL_OPS} operations"
+        if size[id(root)] >= max_ops:
+            return f"its consumer's kernel has {max_ops} operations"
         if buf.op.kind != REDUCE:
             return root
         # A reduction fuses into elementwise consumers (its epilogue), one per kernel.
