@@ -210,3 +210,20 @@ def test_gathers_read_index_arrays_uploaded_once():
     for _ in range(2):
         x = ng.tensor(rng.standard_normal(3))
         assert_allclose(step(x).numpy(), f(x).numpy(), rtol=RTOL)
+
+
+def test_an_error_while_tracing_leaves_no_trace_and_eager_code_runs():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyError("first call fails")
+        return x * 2.0
+
+    step = ng.jit(f)
+    x = ng.tensor([1.0, 2.0])
+    with pytest.raises(KeyError):
+        step(x)
+    assert (x + 1.0).tolist() == [2.0, 3.0]  # eager again: realizing is not deferred
+    assert step(x).tolist() == [2.0, 4.0] and step.traces == 1
