@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 import numgrad as ng
-from numgrad.demo import train_step
 
 from .bench_overhead import horner
-from .workloads import ADAM, ROSEN_N, digits_like, mlp_weights, rosenbrock
+from .workloads import ROSEN_N, digits_like, mlp_step, rosenbrock
 
 
 def w2(x):
@@ -27,11 +26,7 @@ def w2(x):
 
 def w3(make=ng.jit):
     """W3: a function running one training step (made with `make`: ng.jit or eager)."""
-    x, y = (ng.tensor(a) for a in digits_like())
-    params = [ng.tensor(w, requires_grad=True) for w in mlp_weights()]
-    optimizer = ng.optim.Adam(params, **ADAM)
-    step = make(lambda x, y: train_step(x, y, params, optimizer)[0])
-    return lambda: step(x, y).realize()
+    return mlp_step(*digits_like(), make=make)
 
 
 def w4(x):

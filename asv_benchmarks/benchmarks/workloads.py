@@ -91,16 +91,18 @@ def digits_like():
     return x.astype(np.float32), y.astype(np.int64)
 
 
-def mlp_step(x, y, device=None, sizes=MLP_SIZES):
+def mlp_step(x, y, device=None, sizes=MLP_SIZES, make=None):
     """A function that runs one full-batch numgrad training step of the MLP on
     `device` (``numgrad.demo.train_step``: forward, cross-entropy, backward and Adam)
-    from the weights every peer starts from."""
+    from the weights every peer starts from; `make` (such as ``ng.jit``) wraps the
+    step first."""
     x, y = ng.tensor(x, device=device), ng.tensor(y, device=device)
     params = [ng.tensor(w, device=device, requires_grad=True) for w in mlp_weights(sizes)]
     optimizer = ng.optim.Adam(params, **ADAM)
+    train = (make or (lambda f: f))(lambda x, y: train_step(x, y, params, optimizer)[0])
 
     def step():
-        train_step(x, y, params, optimizer)
+        train(x, y).realize()
 
     return step
 
