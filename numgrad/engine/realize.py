@@ -80,7 +80,7 @@ def run(plan: Schedule, sources: list, spy: list | None = None) -> list:
     """Run `plan` with `sources` (buffers of their slots' devices) bound to its source
     slots; returns the buffer of every slot. A `spy` list receives, per launch, the
     kernel, its variant, the loop's shape and the arrays passed as its outputs and
-    inputs (what ``ng.jit`` compiles a replay from)."""
+    inputs (what ``ng.jit`` prepares its replays from)."""
     arrays = bind(plan, sources)
     for step in plan.steps:
         if isinstance(step, Launch):
@@ -149,9 +149,9 @@ def _launch(step: Launch, plan: Schedule, arrays: list, spy: list | None) -> Non
     # The epilogue reads its inputs at index 0 of the reduced dimensions, which may be
     # empty: they span one element there.
     late_shape = shape[:kept] + (1,) * (len(shape) - kept)
-    # Inputs are as writable as their arrays (kernels never write them): a kernel then
-    # sees the same array types here as in ng.jit's compiled replay, which makes its
-    # views inside Numba.
+    # Inputs are as writable as their arrays (kernels never write them), so a kernel
+    # sees one array type whatever made the array (a broadcast, a new buffer) and
+    # ng.jit's prepared plans can call the function compiled here.
     views = [backend.as_strided(a, late_shape if late else shape, s, writeable=True)
              for a, s, late in zip(ins, strides[n_out:], program.in_epilogue)]
     views += [arrays[t] for t in step.tables]
