@@ -4,8 +4,11 @@ Values are compared with eager calls (float64, rtol 1e-12); counts come from the
 engine's counters.
 """
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given
 from numpy.testing import assert_allclose
 
 import numgrad as ng
@@ -227,3 +230,52 @@ def test_an_error_while_tracing_leaves_no_trace_and_eager_code_runs():
         step(x)
     assert (x + 1.0).tolist() == [2.0, 3.0]  # eager again: realizing is not deferred
     assert step(x).tolist() == [2.0, 4.0] and step.traces == 1
+
+
+# ---- random programs: a replay equals an eager call ---------------------------------
+
+UNARY = ["exp", "tanh", "sin", "sigmoid", "abs"]
+BINARY = ["add", "multiply", "subtract", "maximum"]
+
+
+@st.composite
+def programs(draw):
+    """A random program over two broadcastable arguments: each step applies a unary
+    function, a binary one (to two earlier values), or a reduction with keepdims."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3))
+    steps = draw(st.lists(st.one_of(
+        st.tuples(st.just("unary"), st.sampled_from(UNARY), st.integers(0, 99)),
+        st.tuples(st.just("binary"), st.sampled_from(BINARY), st.integers(0, 99),
+                  st.integers(0, 99)),
+        st.tuples(st.just("sum"), st.integers(0, 99)),
+    ), min_size=1, max_size=6))
+    return shapes.input_shapes, steps
+
+
+def run_program(steps, a, b):
+    values = [a, b]
+    for step in steps:
+        pick = [values[i % len(values)] for i in step[2:]] if step[0] == "binary" else \
+            [values[step[-1] % len(values)]]
+        if step[0] == "unary":
+            values.append(getattr(pick[0], step[1])())
+        elif step[0] == "binary":
+            values.append(getattr(ng, step[1])(*pick))
+        else:
+            values.append(pick[0].sum(axis=-1, keepdims=True) if pick[0].ndim else pick[0])
+    return sum((v.sum() for v in values[2:]), values[0].sum() * 0.0)
+
+
+@given(program=programs(), seed=st.integers(0, 2**16))
+def test_random_programs_replay_values_and_gradients_of_eager_calls(program, seed):
+    shapes, steps = program
+    r = np.random.default_rng(seed)
+    step = ng.jit(lambda a, b: run_program(steps, a, b))
+    for _ in range(2):  # the trace, then a replay with new values
+        a = ng.tensor(r.uniform(-1, 1, shapes[0]), requires_grad=True)
+        b = ng.tensor(r.uniform(-1, 1, shapes[1]))
+        got, want = step(a, b), run_program(steps, a, b)
+        assert_allclose(got.numpy(), want.numpy(), rtol=RTOL, atol=1e-12)
+        assert_allclose(ng.grad(got, a)[0].numpy(), ng.grad(want, a)[0].numpy(),
+                        rtol=RTOL, atol=1e-12)
+    assert step.traces == 1
