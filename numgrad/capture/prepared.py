@@ -12,13 +12,12 @@ are shared by the calls of one trace).
 
 from __future__ import annotations
 
-import math
 import sys
 
 import numpy as np
 
 from numgrad.engine import counters
-from numgrad.engine.realize import run_call
+from numgrad.engine.realize import bind, run_call
 from numgrad.engine.steps import Call, Launch, Schedule
 
 #: Calls whose result may be a view of their first input
@@ -39,11 +38,9 @@ class PreparedPlan:
         launches = [(step, next(records) if isinstance(step, Launch) else None)
                     for step in plan.steps]
         fresh = _fresh(plan, arrays, needed)
-        #: the array of every slot that stays from call to call (None: filled per call)
-        self.static: list = [None] * len(plan.slots)
-        for slot, host in plan.uploads:  # (index arrays: uploaded once)
-            target = plan.slots[slot].device.backend
-            self.static[slot] = target.expand(target.from_numpy(host), plan.slots[slot].shape)
+        #: the array of every slot that stays from call to call (None: filled per call);
+        #: index arrays are uploaded once
+        self.static: list = bind(plan, [])
         self.steps: list[tuple] = []
         launched = allocated = 0
         for step, record in launches:
@@ -88,11 +85,16 @@ class PreparedPlan:
                     holes.append((len(arguments), slot, spec))
                     arguments.append(None)
                 else:
-                    arguments.append(_view(self.static[slot], spec))
+                    arguments.append(_view(backend, self.static[slot], spec))
             arguments += step.args
-            self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args],
-                                      arguments, holes),
+            # The arguments as a replay makes them, from this run's arrays.
+            probe = list(arguments)
+            for position, slot, spec in holes:
+                probe[position] = _view(backend, arrays[slot], spec)
+            self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
                                outputs, arguments, holes, len(step.outputs) + 1))
+        # (Numba is imported when there are kernels: they are its functions.)
+        self.threads = sys.modules["numba"].get_num_threads if launched else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched, cache_hits=launched,
                            bytes_allocated=allocated)
@@ -116,19 +118,18 @@ class PreparedPlan:
     def run(self, sources: list) -> list:
         """Replay over `sources`; returns the array of every slot (those the caller
         needs are new arrays)."""
-        import numba  # (imported already: the kernels are Numba functions)
-        threads = numba.get_num_threads()
-        plan, arrays, empty = self.plan, list(self.static), self.empty
+        threads = self.threads()
+        plan, arrays, empty, backend = self.plan, list(self.static), self.empty, self.backend
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
         for step in self.steps:
             if len(step) == 2:  # a call: a view of this call's values costs no count
                 call, how = step
                 if how == "view":
-                    arrays[call.output] = getattr(self.backend, call.op)(
+                    arrays[call.output] = getattr(backend, call.op)(
                         arrays[call.inputs[0]], call.arg)
                 elif how == "into":
-                    self.backend.matmul(*(arrays[s] for s in call.inputs), call.arg,
+                    backend.matmul(*(arrays[s] for s in call.inputs), call.arg,
                                         out=arrays[call.output])
                     counters.count(kernels_launched=1)
                 else:
@@ -143,7 +144,7 @@ class PreparedPlan:
             # (The argument list is the plan's: filled in, used, emptied again.)
             arguments[threads_at] = threads
             for position, slot, spec in holes:
-                arguments[position] = _view(arrays[slot], spec)
+                arguments[position] = _view(backend, arrays[slot], spec)
             kernel(*arguments)
             for position, _, _ in holes:
                 arguments[position] = None
@@ -155,15 +156,14 @@ def _layout(array) -> tuple:
     return array.strides, array.flags.writeable
 
 
-def _entry(kernel, ran: list, arguments: list, holes: list):
-    """`kernel`'s compiled function for the argument types of the launch that `ran`
-    (called directly, Numba's dispatch skips typing each argument again: 0.1 us per
-    array), if the prepared arguments have those types; else `kernel`."""
-    late = {position for position, _, _ in holes}
+def _entry(kernel, ran: list, probe: list):
+    """`kernel`'s compiled function for the argument types of the launch that `ran`,
+    if a replay's arguments (`probe`: the threads, None, aside) have those types; else
+    `kernel`. Called directly, it skips Numba's dispatch, which types every argument
+    again (0.1 us per array)."""
     typeof = kernel.typeof_pyval
     signature = tuple(typeof(a) for a in ran)
-    if any(typeof(a) != t for i, (a, t) in enumerate(zip(arguments, signature))
-           if i not in late and a is not None):
+    if any(a is not None and typeof(a) != t for a, t in zip(probe, signature)):
         return kernel
     compiled = kernel.overloads.get(signature)
     return kernel if compiled is None else compiled.entry_point
@@ -194,27 +194,35 @@ def _is_view(result, base) -> bool:
 
 def _spec(view, base) -> tuple:
     """How to make `view` again from another array laid out as `base`: its shape,
-    strides and offset (in elements)."""
+    strides and offset (in elements), and whether it is `base` itself ("same"), a
+    reshape of it ("reshape": C-contiguous, the same elements) or neither
+    ("strided"). The reshape keeps the view's array type (layout, writability)."""
     if not isinstance(base, np.ndarray) or not isinstance(view, np.ndarray):
         raise Unsupported
     offset = _address(view) - _address(base) if view.size else 0
     if offset % view.itemsize or offset and not base.flags.c_contiguous:
         raise Unsupported
-    return tuple(view.shape), tuple(view.strides), offset // view.itemsize
+    if not offset and view.shape == base.shape and view.strides == base.strides:
+        how = "same"
+    elif not offset and view.flags.c_contiguous and base.flags.c_contiguous and \
+            view.size == base.size:
+        how = "reshape"
+    else:
+        how = "strided"
+    return tuple(view.shape), tuple(view.strides), offset // view.itemsize, how
 
 
-def _view(base, spec):
-    shape, strides, offset = spec
+def _view(backend, base, spec):
+    """The view `spec` (`_spec`) of `base`, made as an eager launch makes its views (so
+    of the same array type)."""
+    shape, strides, offset, how = spec
+    if how == "same":
+        return base
+    if how == "reshape":
+        return base.reshape(shape)
     if offset:
         base = base.reshape(-1)[offset:]
-    if base.shape == shape and base.strides == strides:
-        return base
-    if base.flags.c_contiguous and base.size == math.prod(shape):
-        view = base.reshape(shape)
-        if view.strides == strides or all(a == b or n == 1 for a, b, n in
-                                           zip(view.strides, strides, shape)):
-            return view
-    return np.lib.stride_tricks.as_strided(base, shape, strides)
+    return backend.as_strided(base, shape, strides, writeable=True)
 
 
 def _address(array) -> int:

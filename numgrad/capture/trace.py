@@ -30,11 +30,10 @@ from numgrad.tensor import Tensor
 VALUE, GRAD, SLOT, FIXED = range(4)
 
 
-def state(t: Tensor) -> tuple:
-    """What a captured tensor's guard compares: shape, dtype, device, requires_grad and
-    whether it has a ``.grad``."""
-    buf = t._buf
-    return buf.shape, buf.dtype, buf.device.type, t._node is not None, t._grad is None
+def _state(buf: LazyBuffer, requires_grad: bool, grad) -> tuple:
+    """What a captured tensor's guard compares: its value's shape, dtype and device,
+    requires_grad, and whether it has a ``.grad``."""
+    return buf.shape, buf.dtype, buf.device.type, requires_grad, grad is None
 
 
 class Trace:
@@ -51,9 +50,10 @@ class Trace:
         del out
         bound = list(tracer.bound.values())  # (tensor, value then, .grad then, requires grad)
         #: the bound tensors the arguments do not give, and their state at the trace
-        self.captured = [b[0] for b in bound[len(set(map(id, leaves))):]]
-        self.guard = [(b[1].shape, b[1].dtype, b[1].device.type, b[3], b[2] is None)
-                      for b in bound[len(bound) - len(self.captured):]]
+        arguments = len(set(map(id, leaves)))
+        self.captured = [b[0] for b in bound[arguments:]]
+        self.guard = [_state(buf, requires_grad, grad)
+                      for _, buf, grad, requires_grad in bound[arguments:]]
         # Values that existed before the trace but were not computed yet are sources.
         engine.realize(*(b[1] for b in bound), *(b[2]._buf for b in bound if b[2] is not None))
         effects = _effects(bound)
@@ -85,8 +85,8 @@ class Trace:
                 if not buf.is_realized and buf.op.name != "load":
                     buf.set_realized(array)
         self.plan = plan
-        refs = _References(bound, slots if plan is None else
-                           [None if s in plan.sources else b for s, b in enumerate(slots)])
+        sources = set(plan.sources) if plan else set()
+        refs = _References(bound, [None if s in sources else b for s, b in enumerate(slots)])
         self.sources = [refs.of(slots[s]) for s in plan.sources] if plan else []
         self.results = [refs.of(b) for b in results]
         self.effects = [(j, attribute, None if b is None else refs.of(b))
@@ -98,7 +98,8 @@ class Trace:
 
     def matches(self) -> bool:
         """Whether the captured tensors are as they were at the trace."""
-        return all(state(t) == g for t, g in zip(self.captured, self.guard))
+        return all(_state(t._buf, t._node is not None, t._grad) == g
+                   for t, g in zip(self.captured, self.guard))
 
     def replay(self, leaves: list) -> list:
         """Run the plan for arguments `leaves` (unique tensors, in the trace's order);

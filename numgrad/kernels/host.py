@@ -125,8 +125,8 @@ def permute(array, axes):
 
 def expand(array, shape):
     """`array` broadcast to `shape`. Unlike NumPy's broadcast_to, as writable as
-    `array`: every array numgrad passes a kernel then has one type, here and in
-    ng.jit's compiled replay (numgrad never writes to an input)."""
+    `array`: every array numgrad passes a kernel then has one type, in eager launches
+    and in ng.jit's prepared plans (numgrad never writes to an input)."""
     shape = tuple(shape)
     lead = len(shape) - array.ndim
     strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
