@@ -94,7 +94,7 @@ def test_parallel_kernels_match_serial(monkeypatch, numba_cpu):
         "row max": (lambda t: t.max(axis=1) + 1, lambda v: v.max(axis=1) + 1),
         "column sum": (lambda t: t.sum(axis=0), lambda v: v.sum(axis=0)),
     }
-    monkeypatch.setattr(numba_cpu, "PARALLEL_WORK_NS", 0)
+    monkeypatch.setattr(numba_cpu, "WAKE_NS", 0)
     for name, (fn, ref) in programs.items():
         np.testing.assert_allclose(fn(x).numpy(), ref(a), rtol=1e-12, err_msg=name)
 

@@ -29,10 +29,11 @@ VECTOR_MATH = os.environ.get("NUMGRAD_MATH", "vector") != "libm"
 #: this target in kernel cache keys (the math library changes the machine code)
 key = "cpu" if VECTOR_MATH else "cpu-libm"
 
-#: A launch whose estimated serial time (`work_ns`) reaches this many nanoseconds runs a
-#: parallel kernel: Numba's thread start-up is about 10 us here, and parallel kernels
-#: compile several times slower (see docs/design.md).
-PARALLEL_WORK_NS = 100_000
+#: Waking Numba's threads for a parallel launch costs about this many ns here: they
+#: sleep between launches (``OMP_WAIT_POLICY=PASSIVE``, which numgrad sets so that they
+#: leave the cores to BLAS). A launch runs a parallel kernel when the time its other
+#: threads save (`work_ns` times (1 - 1/threads)) pays for it (see docs/design.md).
+WAKE_NS = 150_000
 #: Estimated cost per element, in ns: moving one byte, a libm call, a vectorized
 #: function (`vecmath`), any other operation.
 BYTE_NS, CALL_NS, VECTOR_NS, OP_NS = 0.1, 12.0, 3.0, 0.3
@@ -77,7 +78,8 @@ def _element_ns(program: Program) -> float:
 def variant(program: Program, shape: tuple[int, ...]) -> Loops:
     """Parallel when the launch's estimated work (`work_ns`) pays for the threads, and
     lanes for a long innermost reduced loop."""
-    parallel = numba.get_num_threads() > 1 and work_ns(program, shape) >= PARALLEL_WORK_NS
+    threads = numba.get_num_threads()
+    parallel = threads > 1 and work_ns(program, shape) * (1 - 1 / threads) >= WAKE_NS
     lanes = (bool(program.reduce) and program.reduced_rank == 1 and not program.reduce_outer
              and shape[-1] >= LANES_FROM)
     return Loops(parallel, lanes)
