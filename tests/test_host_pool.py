@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import numgrad as ng
-from numgrad.kernels import host_pool
+from numgrad.kernels import host, host_pool
 
 SHAPE = (512, 256)  # 1 MiB of float64: pooled
 
@@ -23,13 +23,26 @@ def _free_addresses() -> set[int]:
 def test_a_block_is_reused_only_when_no_view_of_it_is_left():
     a = host_pool.empty(SHAPE, np.float64)
     where = _address(a)
-    derived = [a[1:].T, np.lib.stride_tricks.as_strided(a, (10,), (8,)), a.reshape(-1)]
+    derived = [a[1:].T, np.lib.stride_tricks.as_strided(a, (10,), (8,)), a.reshape(-1),
+               host.as_strided(a.reshape(-1)[8:], (3, 4), (0, 8))]  # NumPy's constructor
     del a
     while derived:
         assert where not in _free_addresses()
         assert _address(host_pool.empty(SHAPE, np.float64)) != where
         derived.pop()
     assert where in _free_addresses()
+
+
+@pytest.mark.parametrize("writeable", [False, True])
+@pytest.mark.parametrize("shape, strides", [((4, 3), (0, 8)), ((3, 3), (16, 8)),
+                                            ((5,), (-8,)), ((2, 2), (8, 24))])
+def test_strided_views_are_numpys(shape, strides, writeable):
+    base = np.arange(12.0)[4:] if strides[0] >= 0 else np.arange(12.0)[8:]
+    got = host.as_strided(base, shape, strides, writeable=writeable)
+    want = np.lib.stride_tricks.as_strided(base, shape, strides, writeable=writeable)
+    assert got.strides == want.strides and got.flags.writeable == writeable
+    assert np.shares_memory(got, base)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_small_buffers_and_size_classes():

@@ -111,6 +111,22 @@ def test_matmuls_run_between_launches():
     assert rec.bytes_allocated == 8  # the result only: the products reuse the plan's buffers
 
 
+def test_scatter_adds_of_slices_assign_into_the_plans_buffers():
+    def f(x):  # the gradient of a difference of shifted slices: two slice scatter-adds
+        (g,) = ng.grad(((x[:, 1:] - x[:, :-1]) ** 2).sum(), x)
+        return g * 1.0
+
+    step = ng.jit(f)
+    steps = prepared(step, ng.tensor(rng.standard_normal((3, 5)), requires_grad=True)).steps
+    assert [s[1] for s in steps if len(s) == 2 and s[0].op == "index_add"] == ["into"] * 2
+    for _ in range(3):  # the buffers' zeros outside the slices stay zeros
+        x = ng.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+        with ng.engine.record() as rec:
+            got = step(x)
+        assert_allclose(got.numpy(), f(x).numpy(), rtol=RTOL)
+        assert rec.bytes_allocated == 3 * 5 * 8  # the result only
+
+
 def test_arguments_with_other_strides_run_the_plan_step_by_step():
     step = ng.jit(lambda x: (x.exp() * 2.0).sum(axis=0))
     a = rng.standard_normal((3, 3))

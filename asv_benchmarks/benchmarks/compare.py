@@ -147,19 +147,26 @@ PEERS = [
 def _time_together(fns: list[Callable[[], object]], budget: float) -> list[float]:
     """Median seconds per call of each of `fns`, timed in interleaved rounds.
 
-    Each function is called twice first (numgrad and JAX compile then). Rounds call
-    every function once, so a noisy stretch of the machine slows all of them alike.
+    Each function is called twice first (numgrad and JAX compile then). Rounds run
+    every function in turn, so a noisy stretch of the machine slows all of them
+    alike; within a round a function runs a batch of calls that lasts about a
+    millisecond, timed together, so that a fast call is timed as it runs in a loop
+    (warm), not cold after another library's work.
     """
+    batches = []
     for fn in fns:
         fn()
+        start = time.perf_counter()
         fn()
+        batches.append(max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7))))
     times: list[list[float]] = [[] for _ in fns]
     deadline = time.perf_counter() + budget
     while len(times[0]) < 3 or (time.perf_counter() < deadline and len(times[0]) < 200):
-        for fn, spent in zip(fns, times):
+        for fn, batch, spent in zip(fns, batches, times):
             start = time.perf_counter()
-            fn()
-            spent.append(time.perf_counter() - start)
+            for _ in range(batch):
+                fn()
+            spent.append((time.perf_counter() - start) / batch)
     return [statistics.median(spent) for spent in times]
 
 

@@ -44,11 +44,14 @@ class JitFunction:
             leaves = []
             spec = tree.flatten((args, kwargs), leaves)
         ids = [id(t) for t in leaves]
-        unique = list({i: t for i, t in zip(ids, leaves)}.values())
-        aliases = None if len(unique) == len(leaves) else tuple(map(ids.index, ids))
+        if len(set(ids)) == len(ids):
+            unique, aliases = leaves, None
+        else:
+            unique = list({i: t for i, t in zip(ids, leaves)}.values())
+            aliases = tuple(map(ids.index, ids))
         key = (spec, aliases, is_grad_enabled(),
-               tuple([(t._buf.shape, t._buf.dtype, t._buf.device.type, t._node is not None)
-                      for t in leaves]))
+               tuple([(b.shape, b.dtype, b.device.type, t._node is not None)
+                      for t in leaves for b in (t._buf,)]))
         engine.realize()  # tensors changed in place since the last realization
         with self._lock:
             traces = self._traces.setdefault(key, [])
@@ -77,8 +80,10 @@ class JitFunction:
 
 def _attach(trace: Trace, fn: Callable, spec, leaves: list, results: list) -> None:
     """Give `results` history to the arguments and captured tensors that require grad."""
-    diff = [t._node is not None for t in leaves]
-    captured = [t for t in trace.captured if t._node is not None]
+    if trace.requiring_grad is None:  # (the signature and guard fix both)
+        trace.requiring_grad = ([t._node is not None for t in leaves],
+                                [t for t in trace.captured if t._node is not None])
+    diff, captured = trace.requiring_grad
     wrt = [t for t, d in zip(leaves, diff) if d] + captured
     if not wrt:  # (the history the trace saw is to tensors it made itself)
         return

@@ -71,6 +71,9 @@ class Trace:
         self.first = [r._buf.realized for r in results]  # the trace call's own results
         #: result index -> the jitted VJP of that result (`capture.differentiate`)
         self.vjps: dict = {}
+        #: which arguments require grad, and the captured tensors that do (set by
+        #: the first call that gives the results history)
+        self.requiring_grad: tuple | None = None
 
     def _plan(self, bound: list, results: list[LazyBuffer], effects: list) -> None:
         """Plan the values of `results` and `effects` as one final schedule, run it for
@@ -94,12 +97,14 @@ class Trace:
         needed = {where for kind, where in self.results + [r for *_, r in self.effects if r]
                   if kind == SLOT}
         with LOCK:
-            self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed)
+            fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
+                     if ref[0] == FIXED} if plan else {}
+            self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed, fixed)
 
     def matches(self) -> bool:
         """Whether the captured tensors are as they were at the trace."""
-        return all(_state(t._buf, t._node is not None, t._grad) == g
-                   for t, g in zip(self.captured, self.guard))
+        return not self.captured or all(_state(t._buf, t._node is not None, t._grad) == g
+                                        for t, g in zip(self.captured, self.guard))
 
     def replay(self, leaves: list) -> list:
         """Run the plan for arguments `leaves` (unique tensors, in the trace's order);

@@ -70,8 +70,9 @@ def count(**amounts: int) -> None:
 
 
 def _add(rec: Record, amounts: dict[str, int]) -> None:
+    counts = rec.__dict__
     for name, amount in amounts.items():
-        setattr(rec, name, getattr(rec, name) + amount)
+        counts[name] += amount
 
 
 _LAUNCH_COUNTER = {HIT: "cache_hits", DISK: "disk_hits", COMPILED: "kernels_compiled",

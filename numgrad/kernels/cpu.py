@@ -91,8 +91,13 @@ def kernel(program: Program, variant: Loops):
 
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
     return jit.launch(
-        kernel, lambda: kernel(*outs, shape, numba.get_num_threads(), *inputs, *args),
+        kernel, lambda: kernel(*outs, shape, threads(variant), *inputs, *args),
         compile_state, kernel.py_func.__code__.co_filename)
+
+
+def threads(variant: Loops) -> int:
+    """The `threads` argument of a kernel of `variant` (serial kernels ignore it)."""
+    return numba.get_num_threads() if variant.parallel else 1
 
 
 def compile_state(kernel) -> tuple[int, int]:
