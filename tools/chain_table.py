@@ -1,5 +1,6 @@
-"""W1 and W1b (value and gradient) in one process: numgrad, the hand-fused Numba kernel
-(libm, parallel) and NumPy, best of 7 in milliseconds, at the sizes given.
+"""W1 and W1b (value and gradient) in one process: numgrad (eager and under ``ng.jit``),
+the hand-fused Numba kernel (libm, parallel), NumPy and, where JAX is installed,
+``jax.jit``, best of 7 in milliseconds, at the sizes given.
 
     python tools/chain_table.py [N ...]     (default: 1e5 1e6 1e7)
 
@@ -18,12 +19,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"
 import numpy as np  # noqa: E402
 from benchmarks.bench_fusion import (  # noqa: E402
     w1_fused,
+    w1_jit,
     w1_numgrad,
     w1b_fused,
+    w1b_jit,
     w1b_numgrad,
     w1b_numpy,
 )
-from benchmarks.workloads import w1_numpy  # noqa: E402
+from benchmarks.workloads import w1, w1_numpy, w1b  # noqa: E402
 
 import numgrad as ng  # noqa: E402
 
@@ -39,18 +42,38 @@ def best_ms(fn, repeats: int = 7) -> float:
 
 
 def main(sizes: list[int]) -> None:
-    print(f"{'workload':10} {'n':>8} {'numgrad':>9} {'fused':>9} {'numpy':>9} "
-          f"{'fused/ng':>9}")
+    peers = _jax_chains()
+    print(f"{'workload':10} {'n':>8} {'numgrad':>9} {'ng.jit':>9} {'fused':>9} {'numpy':>9} "
+          f"{'jax.jit':>9} {'fused/jit':>9}")
     for n in sizes:
         a = np.random.default_rng(0).uniform(-2, 2, n)
         x = ng.tensor(a, requires_grad=True)
-        for name, numgrad_fn, fused, numpy_fn in [("W1", w1_numgrad, w1_fused, w1_numpy),
-                                                  ("W1b", w1b_numgrad, w1b_fused, w1b_numpy)]:
-            ms = [best_ms(lambda: _fresh_gradient(numgrad_fn, x)),  # noqa: B023
-                  best_ms(lambda: fused(a)),  # noqa: B023 - called within this iteration
-                  best_ms(lambda: numpy_fn(a))]  # noqa: B023
-            print(f"{name:10} {n:8.0e} {ms[0]:9.2f} {ms[1]:9.2f} {ms[2]:9.2f} "
-                  f"{ms[1] / ms[0]:9.2f}")
+        for name, numgrad_fn, jitted, fused, numpy_fn in [
+                ("W1", w1_numgrad, w1_jit, w1_fused, w1_numpy),
+                ("W1b", w1b_numgrad, w1b_jit, w1b_fused, w1b_numpy)]:
+            calls = [lambda: _fresh_gradient(numgrad_fn, x),  # noqa: B023 - called within this iteration
+                     lambda: ng.realize(*jitted(x)),  # noqa: B023
+                     lambda: fused(a),  # noqa: B023
+                     lambda: numpy_fn(a)]  # noqa: B023
+            if peers:
+                calls.append(lambda: peers[name](a).block_until_ready())  # noqa: B023
+            ms = [best_ms(call) for call in calls] + [float("nan")] * (5 - len(calls))
+            print(f"{name:10} {n:8.0e} " + "".join(f"{t:9.2f} " for t in ms)
+                  + f"{ms[2] / ms[1]:9.2f}")
+
+
+def _jax_chains() -> dict:
+    """W1 and W1b's value and gradient under jax.jit (float64), where JAX is installed."""
+    try:
+        import jax
+    except ImportError:
+        return {}
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    w1_jax = jax.jit(jax.value_and_grad(lambda t: w1(t, jnp.tanh, jax.nn.sigmoid, jnp.exp,
+                                                      jnp.sqrt)))
+    w1b_jax = jax.jit(jax.value_and_grad(lambda t: w1b(t, jnp.where)))
+    return {"W1": lambda a: w1_jax(a)[1], "W1b": lambda a: w1b_jax(a)[1]}
 
 
 def _fresh_gradient(fn, x) -> None:

@@ -1,10 +1,10 @@
-"""W1 and W1b: value and gradient of an elementwise chain and its sum, three ways.
+"""W1 and W1b: value and gradient of an elementwise chain and its sum, four ways.
 
-Each class times numgrad, hand-written NumPy (forward plus the analytic gradient)
-and a hand-written single-pass Numba kernel in the same run, so their ratios are
-comparable on a noisy machine. `track_` benchmarks report kernel counts and the
-peak memory (tracemalloc, which sees NumPy's and numgrad's buffers) over the
-input's size.
+Each class times numgrad (eager, and under ``ng.jit``), hand-written NumPy (forward
+plus the analytic gradient) and a hand-written single-pass Numba kernel in the same
+run, so their ratios are comparable on a noisy machine. `track_` benchmarks report
+kernel counts and the peak memory (tracemalloc, which sees NumPy's and numgrad's
+buffers) over the input's size.
 """
 
 import math
@@ -20,7 +20,7 @@ import numpy as np
 
 import numgrad as ng
 
-from .workloads import w1, w1_numpy
+from .workloads import w1, w1_numpy, w1b
 
 SIZES = [10**3, 10**5, 10**7]
 
@@ -31,6 +31,13 @@ def w1_numgrad(x):
     y = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
     y.backward()
     return y.item(), x.grad
+
+
+@ng.jit
+def w1_jit(x):
+    """W1's value and gradient, captured and replayed (`ng.jit`)."""
+    y = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
+    return y, ng.grad(y, x)[0]
 
 
 @numba.njit(parallel=True, fastmath=False, cache=True)
@@ -53,9 +60,16 @@ def w1_fused(a):
 # ---- W1b: cheap chain -------------------------------------------------------------------
 
 def w1b_numgrad(x):
-    y = (ng.where(x > 0, x, 0.1 * x) * x * 1.5 + 0.5 * x * x - 0.3 * x).sum()
+    y = w1b(x, ng.where)
     y.backward()
     return y.item(), x.grad
+
+
+@ng.jit
+def w1b_jit(x):
+    """W1b's value and gradient, captured and replayed (`ng.jit`)."""
+    y = w1b(x, ng.where)
+    return y, ng.grad(y, x)[0]
 
 
 def w1b_numpy(a):
@@ -86,11 +100,15 @@ class _Chain:
         self.a = np.random.default_rng(0).uniform(-2, 2, n)
         self.x = ng.tensor(self.a, requires_grad=True)
         self.time_numgrad(n)  # compile, or load from the disk cache
+        self.time_numgrad_jit(n)  # (a trace the first time)
         self.time_fused_numba(n)
 
     def time_numgrad(self, n):
         self.x.grad = None
         self.numgrad(self.x)
+
+    def time_numgrad_jit(self, n):
+        ng.realize(*self.jitted(self.x))
 
     def time_numpy(self, n):
         self.numpy(self.a)
@@ -128,12 +146,14 @@ class _Chain:
 
 class W1(_Chain):
     numgrad = staticmethod(w1_numgrad)
+    jitted = w1_jit
     numpy = staticmethod(w1_numpy)
     fused = staticmethod(w1_fused)
 
 
 class W1b(_Chain):
     numgrad = staticmethod(w1b_numgrad)
+    jitted = w1b_jit
     numpy = staticmethod(w1b_numpy)
     fused = staticmethod(w1b_fused)
 
