@@ -23,6 +23,8 @@ from numgrad.tensor import Tensor
 
 __all__ = ["JitFunction", "jit"]
 
+_TENSOR = {Tensor}
+
 
 class JitFunction:
     """A function traced once per signature and replayed after; see `jit`."""
@@ -38,7 +40,7 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if tracing.ACTIVE and tracing.current() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: inlined
-        if not kwargs and all(type(a) is Tensor for a in args):  # (the common case, fast)
+        if not kwargs and {*map(type, args)} <= _TENSOR:  # (the common case, fast)
             leaves, spec = list(args), tree.tensors_spec(len(args))
         else:
             leaves = []
@@ -55,7 +57,11 @@ class JitFunction:
         engine.realize()  # tensors changed in place since the last realization
         with self._lock:
             traces = self._traces.setdefault(key, [])
-            trace = next((t for t in traces if t.matches()), None)
+            for trace in traces:
+                if trace.matches():
+                    break
+            else:
+                trace = None
             if trace is None or trace.made_state:
                 fresh = Trace(self.fn, self.__name__, *tree.unflatten(spec, iter(leaves)),
                               leaves)
