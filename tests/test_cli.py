@@ -208,6 +208,28 @@ def test_bench_prints_ratios_and_skips_missing_peers(monkeypatch, capsys):
                      r"[1-9]\d* launched$", out, re.M)
 
 
+def omp_policy_probe():
+    """A peer process's setup (see the next test): one callable, or an error if
+    numgrad's OpenMP default reached the process."""
+    if "OMP_WAIT_POLICY" in os.environ:
+        raise RuntimeError(f"the peer got OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+    return [lambda: sum(range(100))]
+
+
+def test_peers_run_in_processes_of_their_own_without_numgrads_openmp_policy(monkeypatch):
+    cli.bench_module()  # (puts the checkout's asv_benchmarks on sys.path)
+    from benchmarks.peers import PeerProcess, time_interleaved
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # as numgrad sets it, if unset
+    peer = PeerProcess("json", "test_cli:omp_policy_probe")
+    try:
+        assert peer.count == 1
+        ours, theirs = time_interleaved([lambda: sum(range(100)), (peer, 0)], budget=0.01)
+        assert 0 < ours < 1e-3 and 0 < theirs < 1e-3  # seconds per call
+    finally:
+        peer.close()
+
+
 def test_bench_without_a_source_checkout_says_so(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "ASV_BENCHMARKS", tmp_path / "asv_benchmarks")
     with pytest.raises(SystemExit, match="bench needs a source checkout") as exit_info:

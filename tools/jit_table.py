@@ -1,5 +1,5 @@
 """Issue 11's workloads with ``ng.jit``, beside eager numgrad, PyTorch's eager autograd
-and ``jax.jit`` in one process (medians of interleaved rounds).
+and ``jax.jit`` in one run (medians of interleaved rounds of warm batches).
 
     python tools/jit_table.py          (PyTorch and JAX rows where importable)
 
@@ -8,11 +8,13 @@ recorded operation. W3: the MLP training step of ``asv_benchmarks`` (64-256-256-
 ReLU, cross-entropy, Adam, 1797 rows, float32). W4: Rosenbrock's Hessian, n = 100. The
 empty plan: ten kernels on ten elements, what a replay costs with no work. Run it in
 a separate environment that has torch and jax (CPU builds): numgrad never depends on
-them.
+them. PyTorch and JAX each run in a process of their own (`benchmarks.peers`), with
+their own threading defaults rather than the OpenMP policy numgrad sets.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -21,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"
 import numpy as np  # noqa: E402
 from benchmarks.bench_jit import empty_plan, w2, w3, w4  # noqa: E402
 from benchmarks.bench_overhead import COEFFS, horner  # noqa: E402
-from benchmarks.compare import _bench_jax, _bench_torch, _time_together  # noqa: E402
+from benchmarks.compare import _bench_jax, _bench_torch  # noqa: E402
+from benchmarks.peers import PeerProcess, time_interleaved  # noqa: E402
 from benchmarks.workloads import MLP_SIZES, ROSEN_N, digits_like  # noqa: E402
 
 import numgrad as ng  # noqa: E402
@@ -72,17 +75,16 @@ def _tensors(out):
 def main() -> None:
     rows = {"numgrad eager": numgrad_calls(lambda f: f), "numgrad ng.jit": numgrad_calls(ng.jit)}
     for name, module in (("PyTorch", "torch"), ("JAX", "jax")):
-        try:
-            __import__(module)
-        except ImportError:
-            continue
-        rows[f"{name} {'eager' if name == 'PyTorch' else 'jax.jit'}"] = peer_calls(name)
+        if importlib.util.find_spec(module) is not None:  # each in a process of its own
+            peer = PeerProcess(module, "jit_table:peer_calls", name)
+            rows[f"{name} {'eager' if name == 'PyTorch' else 'jax.jit'}"] = [
+                (peer, w) for w in range(peer.count)]
     names = list(rows)
     columns = ["W2 per op", "W3 step", "W4 Hessian", "empty plan (10 kernels)"]
     times = {n: [None] * 4 for n in names}
     for col in range(4):
-        fns = [(n, rows[n][col]) for n in names if col < len(rows[n])]
-        for (n, _), t in zip(fns, _time_together([f for _, f in fns], budget=3.0)):
+        timed = [n for n in names if col < len(rows[n])]
+        for n, t in zip(timed, time_interleaved([rows[n][col] for n in timed], budget=6.0)):
             times[n][col] = t / OPS if col == 0 else t
     print(f"{'':18}" + "".join(f"{c:>26}" for c in columns))
     jit = times["numgrad ng.jit"]
@@ -95,7 +97,8 @@ def main() -> None:
                 text = f"{t * 1e6:.3f} us" if col == 0 else f"{t * 1e3:.3f} ms"
                 cells.append(f"{text + f' ({t / jit[col]:.2f}x)':>26}")
         print(f"{n:18}" + "".join(cells))
-    print("(in brackets: time over ng.jit's; above 1 means ng.jit is faster)")
+    print("(in brackets: time over ng.jit's; above 1 means ng.jit is faster; PyTorch and JAX "
+          "each ran in a process of its own, with its own threading defaults)")
 
 
 if __name__ == "__main__":

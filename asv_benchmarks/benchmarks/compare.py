@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
 
 import numgrad as ng
 
+from .peers import PeerProcess, time_interleaved
 from .workloads import (
     ADAM,
     MLP_SIZES,
@@ -144,32 +142,6 @@ PEERS = [
 ]
 
 
-def _time_together(fns: list[Callable[[], object]], budget: float) -> list[float]:
-    """Median seconds per call of each of `fns`, timed in interleaved rounds.
-
-    Each function is called twice first (numgrad and JAX compile then). Rounds run
-    every function in turn, so a noisy stretch of the machine slows all of them
-    alike; within a round a function runs a batch of calls that lasts about a
-    millisecond, timed together, so that a fast call is timed as it runs in a loop
-    (warm), not cold after another library's work.
-    """
-    batches = []
-    for fn in fns:
-        fn()
-        start = time.perf_counter()
-        fn()
-        batches.append(max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7))))
-    times: list[list[float]] = [[] for _ in fns]
-    deadline = time.perf_counter() + budget
-    while len(times[0]) < 3 or (time.perf_counter() < deadline and len(times[0]) < 200):
-        for fn, batch, spent in zip(fns, batches, times):
-            start = time.perf_counter()
-            for _ in range(batch):
-                fn()
-            spent.append((time.perf_counter() - start) / batch)
-    return [statistics.median(spent) for spent in times]
-
-
 def _format_time(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
@@ -183,19 +155,38 @@ def _format_ratio(ratio: float) -> str:
         else f"{ratio:.2g}x"
 
 
-def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
-    """Time numgrad and each importable peer on three workloads; print the table.
+#: Peers timed in processes of their own (`benchmarks.peers`): they share OpenMP's
+#: runtime, or run threads of their own, which numgrad's process would change.
+SEPARATE = ("PyTorch", "JAX")
 
-    Returns the table's rows (the peer's name, then one cell per workload).
-    """
+
+def inputs(quick: bool) -> tuple:
+    """The workloads' data: W1's array, the digits-like rows and labels, the MLP's
+    layer sizes, Rosenbrock's point (smaller with `quick`)."""
     size, n_samples, sizes, n_rosen = (10**6, 1797, MLP_SIZES, ROSEN_N) if not quick \
         else (10**4, 64, (64, 32, 32, 10), 10)
-    budget = budget if budget is not None else (0.1 if quick else 2.0)
     rng = np.random.default_rng(0)
     a = rng.uniform(-2, 2, size)
     xs = (rng.integers(0, 17, (n_samples, sizes[0])) / 16).astype(np.float32)
     ys = rng.integers(0, sizes[-1], n_samples).astype(np.int64)
     r0 = rng.uniform(-1.5, 1.5, n_rosen)
+    return a, xs, ys, sizes, r0
+
+
+def peer_calls(setup: str, quick: bool) -> list:
+    """The callables of adapter `setup` (a function's name here) on `inputs(quick)`: what
+    a peer's own process times."""
+    return globals()[setup](*inputs(quick))
+
+
+def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
+    """Time numgrad and each importable peer on three workloads; print the table.
+
+    Returns the table's rows (the peer's name, then one cell per workload).
+    """
+    budget = budget if budget is not None else (0.1 if quick else 2.0)
+    a, xs, ys, sizes, r0 = inputs(quick)
+    size, n_samples, n_rosen = len(a), len(xs), len(r0)
     workloads = [f"chain + grad, n={size:,}",
                  f"MLP step {'-'.join(map(str, sizes))}, batch {n_samples}",
                  f"Hessian, Rosenbrock n={n_rosen}"]
@@ -205,13 +196,19 @@ def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
     skipped: dict[str, str] = {}
     ready: dict[str, tuple] = {}
     notes: list[str] = []
+    processes: list[PeerProcess] = []
     for name, module, setup, note in PEERS:
         if importlib.util.find_spec(module) is None:
             skipped[name] = (f"skipped: {module} is not installed (never a numgrad "
                              f"dependency; pip install {module} to compare)")
             continue
         try:
-            ready[name] = setup(a, xs, ys, sizes, r0)
+            if name in SEPARATE:
+                peer = PeerProcess(module, "benchmarks.compare:peer_calls", setup.__name__, quick)
+                processes.append(peer)
+                ready[name] = [(peer, w) for w in range(peer.count)]
+            else:
+                ready[name] = setup(a, xs, ys, sizes, r0)
         except Exception as error:  # a peer that fails here is reported, not fatal
             skipped[name] = f"skipped: {type(error).__name__}: {error}"
             continue
@@ -222,17 +219,19 @@ def bench(quick: bool = False, budget: float | None = None) -> list[list[str]]:
         for w in range(len(workloads)):
             names = list(ready)
             try:
-                times = _time_together([ready[name][w] for name in names], budget / 3)
+                times = time_interleaved([ready[name][w] for name in names], budget / 3)
             except Exception:  # time the peers one by one, to tell which one failed
                 times = []
                 for name in names:
                     try:
-                        times.append(_time_together([ready[name][w]], budget / 3 / len(names)))
+                        times.append(time_interleaved([ready[name][w]], budget / 3 / len(names)))
                     except Exception as error:
                         times.append(f"failed: {type(error).__name__}: {error}")
                 times = [t[0] if isinstance(t, list) else t for t in times]
             for name, t in zip(names, times):
                 results[name].append(t)
+    for peer in processes:
+        peer.close()
     ours = results["numgrad"]
     rows: list[list[str]] = []
     for name, _, _, _ in PEERS:

@@ -11,9 +11,12 @@ import math
 import os
 from typing import NamedTuple
 
-# Numba's OpenMP threads otherwise spin after each parallel kernel, starving the
-# BLAS threads of the next matmul (and everything else on a 2-core machine).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+#: Set where the environment does not say otherwise, before Numba loads OpenMP: its
+#: threads otherwise spin after each parallel kernel, starving the BLAS threads of the
+#: next matmul (and everything else on a 2-core machine). Other libraries in the
+#: process share the OpenMP runtime, so this is their policy too.
+OPENMP_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE"}
+os.environ.update({k: v for k, v in OPENMP_DEFAULTS.items() if k not in os.environ})
 
 import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402

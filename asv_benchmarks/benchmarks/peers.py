@@ -1,0 +1,134 @@
+"""Other libraries timed in processes of their own, with their own threading defaults.
+
+numgrad sets OpenMP's wait policy when it is imported (`numgrad.kernels.cpu.
+OPENMP_DEFAULTS`), and a process has one OpenMP runtime: PyTorch timed in numgrad's
+process runs under numgrad's policy (its W3 MLP step took 12.3 ms there, against
+6.8-8.1 ms in a process of its own), and JAX's threads compete with numgrad's. So a
+`PeerProcess` runs ``python -m benchmarks.peers MODULE SETUP`` with the environment
+numgrad found: the child imports its library first, then calls ``SETUP``
+(``module:function``, returning a list of callables), and times one of them whenever
+the parent asks. The parent interleaves those requests with its own timings, so a
+noisy stretch of the machine slows every library alike; the processes not being
+timed are stopped meanwhile, and each batch waits `SETTLE` seconds for the threads
+of the last one (OpenBLAS's spin for about 0.1 s after a product) to go idle.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+#: Seconds between two batches: the threads of the library that ran last (OpenMP's
+#: spin after a parallel region, JAX's pool) stop spinning before the next one runs.
+SETTLE = 0.15
+#: Seconds of calls timed together: a warm batch, as code that calls in a loop runs.
+BATCH = 0.05
+
+
+class PeerProcess:
+    """A library's callables, made by `setup` in a child process that imported
+    `module` before anything else."""
+
+    def __init__(self, module: str, setup: str, *args):
+        from numgrad.kernels.cpu import OPENMP_DEFAULTS
+
+        env = {k: v for k, v in os.environ.items() if OPENMP_DEFAULTS.get(k) != v}
+        paths = [str(HERE.parent), str(HERE.parent.parent / "tools"), *sys.path]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        self._child = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.peers", module, setup, json.dumps(args)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        self.count = self._answer()
+
+    def time(self, index: int, batch: float) -> float:
+        """Seconds per call of callable `index`, timed over a batch of calls lasting
+        about `batch` seconds (warm, as in a loop)."""
+        self._child.stdin.write(f"{index} {batch}\n")
+        self._child.stdin.flush()
+        return self._answer()
+
+    def hold(self, held: bool) -> None:
+        """Stop the process (`held`) or let it run again: a process that is not being
+        timed is stopped, so that no thread of it (JAX's pool polls even while idle)
+        takes a core from the one that is."""
+        if hasattr(signal, "SIGSTOP"):
+            os.kill(self._child.pid, signal.SIGSTOP if held else signal.SIGCONT)
+
+    def close(self) -> None:
+        self.hold(False)
+        self._child.stdin.close()
+        self._child.wait(timeout=60)
+
+    def _answer(self):
+        line = self._child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the peer process ended (exit code {self._child.wait()})")
+        reply = json.loads(line)
+        if isinstance(reply, str):
+            raise RuntimeError(reply)
+        return reply
+
+
+def time_interleaved(entries: list, budget: float) -> list[float]:
+    """Median seconds per call of each entry, a callable (timed in this process) or a
+    ``(PeerProcess, index)`` pair, timed in rounds that take every entry in turn for a
+    warm batch of `BATCH` seconds, for about `budget` seconds (at least 3 rounds, at
+    most 200). Callables are called twice first (numgrad compiles then; a peer's
+    process did so when it started)."""
+    for entry in entries:
+        if not isinstance(entry, tuple):
+            entry()
+            entry()
+    processes = {entry[0] for entry in entries if isinstance(entry, tuple)}
+    samples: list[list[float]] = [[] for _ in entries]
+    deadline = time.perf_counter() + budget
+    while len(samples[0]) < 3 or (time.perf_counter() < deadline and len(samples[0]) < 200):
+        for entry, spent in zip(entries, samples):
+            peer = entry[0] if isinstance(entry, tuple) else None
+            for process in processes:
+                process.hold(process is not peer)
+            time.sleep(SETTLE)
+            spent.append(peer.time(entry[1], BATCH) if peer else time_batch(entry, BATCH))
+    for process in processes:
+        process.hold(False)
+    return [statistics.median(spent) for spent in samples]
+
+
+def time_batch(fn, batch: float) -> float:
+    """Seconds per call of `fn`, over as many calls as last about `batch` seconds."""
+    start = time.perf_counter()
+    fn()
+    calls = max(1, int(batch / max(time.perf_counter() - start, 1e-7)))
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def _serve(module: str, setup: str, args: list) -> None:
+    try:
+        importlib.import_module(module)  # first: its runtime reads the environment as is
+        where, name = setup.split(":")
+        calls = getattr(importlib.import_module(where), name)(*args)
+        for call in calls:  # compile (JAX traces at its first calls)
+            call()
+            call()
+    except Exception as error:  # told to the parent, which reports it
+        print(json.dumps(f"{type(error).__name__}: {error}"), flush=True)
+        return
+    print(json.dumps(len(calls)), flush=True)
+    for line in sys.stdin:
+        index, batch = line.split()
+        print(json.dumps(time_batch(calls[int(index)], float(batch))), flush=True)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))
