@@ -1,5 +1,6 @@
-"""Issue 13's eager workloads, numgrad beside PyTorch's eager autograd in one process
-(best of 7 rounds, interleaved), and the first result of a never-seen program.
+"""Issue 13's eager workloads, numgrad beside PyTorch's eager autograd in one run
+(medians of interleaved rounds of warm batches; PyTorch in a process of its own, see
+`benchmarks.peers`), and the first result of a never-seen program.
 
     python tools/eager_table.py          (PyTorch rows where torch is importable)
 
@@ -12,22 +13,18 @@ backward, and SGD under no_grad). Run it in a separate environment that has torc
 
 from __future__ import annotations
 
+import importlib.util
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
 
 import numpy as np  # noqa: E402
 from benchmarks.bench_overhead import first_result_ms, horner  # noqa: E402
+from benchmarks.peers import PeerProcess, time_interleaved  # noqa: E402
 from benchmarks.workloads import w1  # noqa: E402
 
 import numgrad as ng  # noqa: E402
-
-try:
-    import torch
-except ImportError:  # numgrad's own figures only
-    torch = None
 
 ROWS, SIZES = 64, (64, 64, 10)
 
@@ -80,34 +77,27 @@ def _logits(x, params, tanh):
     return x
 
 
-def best_of(fns, rounds: int = 7, calls: int = 5) -> list[float]:
-    """Best seconds per call of each of `fns`, in interleaved rounds."""
-    for fn in fns:
-        fn()
-        fn()
-    best = [float("inf")] * len(fns)
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / calls)
-    return best
+def torch_steps() -> list:
+    """`steps` for PyTorch in float64: what the PyTorch process times."""
+    import torch
+
+    torch.set_default_dtype(torch.float64)
+    return list(steps(torch, torch.nn.functional, np.random.default_rng(0)))
 
 
 def main() -> None:
-    rng = np.random.default_rng(0)
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10"]
     per = [398, 1, 1]
-    ours = best_of(steps(ng, ng.nn.functional, rng))
-    if torch is not None:
-        torch.set_default_dtype(torch.float64)
-        theirs = best_of(steps(torch, torch.nn.functional, rng))
-    else:
-        theirs = [float("nan")] * 3
+    ours = steps(ng, ng.nn.functional, np.random.default_rng(0))
+    torch = PeerProcess("torch", "eager_table:torch_steps") \
+        if importlib.util.find_spec("torch") is not None else None
     print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
-    for name, n, a, b in zip(names, per, ours, theirs):
+    for i, (name, n) in enumerate(zip(names, per)):
+        a, b = time_interleaved([ours[i], (torch, i)], budget=3.0) if torch else \
+            (*time_interleaved([ours[i]], budget=3.0), float("nan"))
         print(f"{name:26} {a / n * 1e6:8.1f}us {b / n * 1e6:8.1f}us {a / b:7.2f}")
+    if torch:
+        torch.close()
     for mode in ("numba", "tiered"):
         result, imported = first_result_ms(mode)
         print(f"first value+gradient of a new 20-op program, empty cache, {mode}: "

@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +47,8 @@ class PeerProcess:
         self._child = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.peers", module, setup, json.dumps(args)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        # (Let go of at exit too, however the parent ends: a stopped child would stay.)
+        self._release = weakref.finalize(self, _release, self._child)
         self.count = self._answer()
 
     def time(self, index: int, batch: float) -> float:
@@ -57,15 +60,12 @@ class PeerProcess:
 
     def hold(self, held: bool) -> None:
         """Stop the process (`held`) or let it run again: a process that is not being
-        timed is stopped, so that no thread of it (JAX's pool polls even while idle)
-        takes a core from the one that is."""
+        timed is stopped, so that no thread of it takes a core from the one that is."""
         if hasattr(signal, "SIGSTOP"):
             os.kill(self._child.pid, signal.SIGSTOP if held else signal.SIGCONT)
 
     def close(self) -> None:
-        self.hold(False)
-        self._child.stdin.close()
-        self._child.wait(timeout=60)
+        self._release()
 
     def _answer(self):
         line = self._child.stdout.readline()
@@ -75,6 +75,14 @@ class PeerProcess:
         if isinstance(reply, str):
             raise RuntimeError(reply)
         return reply
+
+
+def _release(child: subprocess.Popen) -> None:
+    """Let `child` run and end: its input closes, so its loop ends."""
+    if hasattr(signal, "SIGCONT"):
+        child.send_signal(signal.SIGCONT)
+    child.stdin.close()
+    child.wait(timeout=60)
 
 
 def time_interleaved(entries: list, budget: float) -> list[float]:
