@@ -3,7 +3,8 @@ what ``python -m numgrad bench`` prints (from a source checkout).
 
 Each peer has an adapter that returns three callables (W1's chain and gradient, an MLP
 training step, Rosenbrock's Hessian); a peer whose module is missing, or whose adapter
-fails, is a row that says why. The callables are timed in interleaved rounds.
+fails, is a row that says why. The callables are timed in interleaved rounds;
+PyTorch's and JAX's run in processes of their own (`benchmarks.peers`).
 """
 
 from __future__ import annotations
