@@ -89,15 +89,15 @@ def main() -> None:
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10"]
     per = [398, 1, 1]
     ours = steps(ng, ng.nn.functional, np.random.default_rng(0))
-    torch = PeerProcess("torch", "eager_table:torch_steps") \
+    pytorch = PeerProcess("torch", "eager_table:torch_steps") \
         if importlib.util.find_spec("torch") is not None else None
     print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
     for i, (name, n) in enumerate(zip(names, per)):
-        a, b = time_interleaved([ours[i], (torch, i)], budget=3.0) if torch else \
+        a, b = time_interleaved([ours[i], (pytorch, i)], budget=3.0) if pytorch else \
             (*time_interleaved([ours[i]], budget=3.0), float("nan"))
         print(f"{name:26} {a / n * 1e6:8.1f}us {b / n * 1e6:8.1f}us {a / b:7.2f}")
-    if torch:
-        torch.close()
+    if pytorch:
+        pytorch.close()
     for mode in ("numba", "tiered"):
         result, imported = first_result_ms(mode)
         print(f"first value+gradient of a new 20-op program, empty cache, {mode}: "

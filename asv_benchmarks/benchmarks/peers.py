@@ -98,15 +98,17 @@ def time_interleaved(entries: list, budget: float) -> list[float]:
     processes = {entry[0] for entry in entries if isinstance(entry, tuple)}
     samples: list[list[float]] = [[] for _ in entries]
     deadline = time.perf_counter() + budget
-    while len(samples[0]) < 3 or (time.perf_counter() < deadline and len(samples[0]) < 200):
-        for entry, spent in zip(entries, samples):
-            peer = entry[0] if isinstance(entry, tuple) else None
-            for process in processes:
-                process.hold(process is not peer)
-            time.sleep(SETTLE)
-            spent.append(peer.time(entry[1], BATCH) if peer else time_batch(entry, BATCH))
-    for process in processes:
-        process.hold(False)
+    try:
+        while len(samples[0]) < 3 or (time.perf_counter() < deadline and len(samples[0]) < 200):
+            for entry, spent in zip(entries, samples):
+                peer = entry[0] if isinstance(entry, tuple) else None
+                for process in processes:
+                    process.hold(process is not peer)
+                time.sleep(SETTLE)
+                spent.append(peer.time(entry[1], BATCH) if peer else time_batch(entry, BATCH))
+    finally:  # (a failing entry leaves no process stopped)
+        for process in processes:
+            process.hold(False)
     return [statistics.median(spent) for spent in samples]
 
 
