@@ -9,8 +9,8 @@ import pytest
 import numgrad as ng
 from numgrad import primitives
 from numgrad.autograd.backward import run_backward
-from numgrad.engine import reuse
-from numgrad.engine.realize import run
+from numgrad.engine import prepared, reuse
+from numgrad.engine.launch import run
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Call, Launch
 from numgrad.kernels import cpu
@@ -185,6 +185,43 @@ def test_reused_schedules_rebind_every_constant_and_source():
         out = ((x * c1 + y).exp() * c2 + ng.full((3, 4), c1)).sum(axis=0)
         np.testing.assert_allclose(out.numpy(), (np.exp(a * c1 + b) * c2 + c1).sum(0),
                                    rtol=1e-12)
+
+
+def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(monkeypatch):
+    # From its second run, a reused schedule replays its prepared plan (engine.prepared):
+    # no step-by-step run, each step's constants (kernel arguments, and a constant
+    # filled into a buffer for a matmul) and sources bound anew.
+    reuse.clear()
+    step_by_step = []
+    monkeypatch.setattr(prepared, "run", lambda *a: step_by_step.append(a) or run(*a))
+    a, b = rng.standard_normal((2, 3, 4))
+    for i, (c1, c2) in enumerate([(1.5, -2.0), (0.25, 3.0), (-0.5, 0.5), (2.0, 1.0)]):
+        step_by_step.clear()
+        x, y = ng.tensor(a + i), ng.tensor(b)
+        with ng.engine.record() as rec:
+            got = (((x * c1 + y).exp() * c2) @ ng.full((4, 2), c1)).sum(axis=0).numpy()
+        want = (np.exp((a + i) * c1 + b) * c2 @ np.full((4, 2), c1)).sum(0)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert bool(step_by_step) == (i < 2), i
+        assert rec.schedules_reused == (i > 0) and rec.kernels_launched == 3
+        assert rec.kernels_compiled == 0 or i == 0
+
+
+def test_a_prepared_schedule_runs_step_by_step_for_sources_laid_out_otherwise(monkeypatch):
+    reuse.clear()
+    step_by_step = []
+    monkeypatch.setattr(prepared, "run", lambda *a: step_by_step.append(a) or run(*a))
+    a = rng.standard_normal((3, 3))
+    for i in range(4):
+        source = ng.tensor(a + i)
+        if i == 3:  # a transposed view, computed: another layout of the same source
+            source = source.T
+            source.numpy()
+        step_by_step.clear()
+        got = (source * 2.0).exp().numpy()
+        np.testing.assert_allclose(got, np.exp(((a + i).T if i == 3 else a + i) * 2.0),
+                                   rtol=1e-12)
+        assert bool(step_by_step) == (i != 2), i
 
 
 def test_costly_shared_values_are_stored_cheap_ones_recomputed():

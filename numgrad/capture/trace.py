@@ -21,8 +21,9 @@ import gc
 
 from numgrad import engine, tracing
 from numgrad.capture import tree
-from numgrad.capture.prepared import PreparedPlan
-from numgrad.engine.realize import LOCK, run
+from numgrad.engine.launch import run
+from numgrad.engine.prepared import PreparedPlan
+from numgrad.engine.realize import LOCK
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.tensor import Tensor

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from numgrad.engine.realize import LOCK, region_view
+from numgrad.engine.launch import region_view
+from numgrad.engine.realize import LOCK
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Launch
 from numgrad.kernels.layout import arrange, contiguous_strides

@@ -10,7 +10,7 @@ again over other buffers of the same shapes and dtypes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,3 +83,6 @@ class Schedule:
     slots: tuple[Slot, ...]
     sources: tuple[int, ...]
     uploads: tuple[tuple[int, np.ndarray], ...]
+    #: what running the schedule learnt (`engine.prepared.run_reused`), shared with its
+    #: rebindings to new graphs of its structure (`engine.reuse.recall`)
+    memo: dict = field(default_factory=dict, repr=False)

@@ -1,4 +1,4 @@
-"""``ng.jit``'s replay on the CPU: a plan prepared once, with buffers of its own.
+"""Plans run many times, prepared once: ``ng.jit``'s replays and eager loops on the CPU.
 
 The values a call computes for its own use (intermediates) live in buffers allocated
 once, when the plan is prepared, and reused by every replay; so are the views of them
@@ -8,6 +8,11 @@ updated state, which are new arrays at every call, and the outputs of matmuls an
 library calls) and calls each kernel's compiled function directly: about a
 microsecond per launch, plus the work. A replay needs the engine lock (the buffers
 are shared by the calls of one trace).
+
+An eager loop that builds the same graph at every step gets the same schedule back
+(`numgrad.engine.reuse`), rebound to the step's buffers and constants: `run_reused`
+prepares it at its second run, with no buffers of its own (every value it computes
+may be kept by a tensor), and replays it with each step's constants after that.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import sys
 import numpy as np
 
 from numgrad.engine import counters
-from numgrad.engine.realize import bind, run_call
+from numgrad.engine.launch import bind, run, run_call
 from numgrad.engine.steps import Call, Launch, Schedule
 from numgrad.kernels.host import basic_key
 
@@ -49,7 +54,7 @@ class PreparedPlan:
         self.steps: list[tuple] = []
         launched = allocated = 0
         parallel = False  # whether a kernel needs the thread count (`cpu.threads`)
-        for step, record in launches:
+        for index, (step, record) in enumerate(launches):
             if isinstance(step, Call):
                 view = step.op in _MOVEMENTS and _is_view(arrays[step.output],
                                                           arrays[step.inputs[0]])
@@ -61,7 +66,7 @@ class PreparedPlan:
                 if into:  # a value the plan keeps, computed into its own buffer
                     info = plan.slots[step.output]
                     self.static[step.output] = np.zeros(info.shape, info.dtype)
-                self.steps.append((step, "view" if view else "into" if into else "call"))
+                self.steps.append((index, "view" if view else "into" if into else "call"))
                 continue
             outputs = []  # slots allocated at each call
             for slot in step.outputs:
@@ -71,7 +76,7 @@ class PreparedPlan:
                     info = plan.slots[slot]
                     self.static[slot] = backend.empty(info.shape, info.dtype)
             if record is None:  # nothing to compute
-                self.steps.append((None, outputs, [], [], 0))
+                self.steps.append((None, outputs, [], [], 0, index))
                 continue
             kernel, variant, shape, targets, views = record
             if not _compiled(kernel):
@@ -97,7 +102,7 @@ class PreparedPlan:
             for position, slot, spec in holes:
                 probe[position] = _view(backend, arrays[slot], spec)
             self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
-                               outputs, arguments, holes, len(step.outputs) + 1))
+                               outputs, arguments, holes, len(step.outputs) + 1, index))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
@@ -109,9 +114,11 @@ class PreparedPlan:
               fixed: dict[int, object]):
         """`plan` prepared, given the run that gave `arrays` (per slot) and `spy` (per
         launch, `run`'s record), for a caller that needs the slots `needed` and gives
-        the sources `fixed` (slot: array) the same array at every call; None where
-        the plan's kernels are not compiled functions (CUDA, the interpreter) or a view
-        cannot be made again."""
+        the sources `fixed` (slot: array) the same array at every call; None for a
+        plan off the CPU, or whose kernels are not compiled functions (the
+        interpreter), or where a view cannot be made again."""
+        if any(slot.device.type != "cpu" for slot in plan.slots):
+            return None
         try:
             return cls(plan, arrays, spy, needed, fixed)
         except Unsupported:
@@ -122,16 +129,20 @@ class PreparedPlan:
         kernels' compiled functions are called without checking their arguments)."""
         return all(_layout(a) == s for a, s in zip(sources, self.layouts))
 
-    def run(self, sources: list) -> list:
-        """Replay over `sources`; returns the array of every slot (those the caller
-        needs are new arrays)."""
+    def run(self, sources: list, plan: Schedule | None = None) -> list:
+        """Replay over `sources`, with the constants of `plan` (the prepared plan
+        rebound to another graph of its structure) if given; returns the array of
+        every slot (those the caller needs are new arrays)."""
         threads = self.threads()
-        plan, arrays, empty, backend = self.plan, list(self.static), self.empty, self.backend
+        rebound = plan is not None
+        plan = plan or self.plan
+        arrays, empty, backend = list(self.static), self.empty, self.backend
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
         for step in self.steps:
             if len(step) == 2:  # a call: a view of this call's values costs no count
-                call, how = step
+                index, how = step
+                call = plan.steps[index]
                 if how == "view":
                     arrays[call.output] = getattr(backend, call.op)(
                         arrays[call.inputs[0]], call.arg)
@@ -142,7 +153,7 @@ class PreparedPlan:
                 else:
                     run_call(call, plan, arrays)
                 continue
-            kernel, outputs, arguments, holes, threads_at = step
+            kernel, outputs, arguments, holes, threads_at, index = step
             for slot in outputs:
                 info = plan.slots[slot]
                 arrays[slot] = empty(info.shape, info.dtype)
@@ -150,6 +161,8 @@ class PreparedPlan:
                 continue
             # (The argument list is the plan's: filled in, used, emptied again.)
             arguments[threads_at] = threads
+            if rebound and (args := plan.steps[index].args):
+                arguments[-len(args):] = [_unboxed_faster(a) for a in args]
             for position, slot, spec in holes:
                 arguments[position] = _view(backend, arrays[slot], spec)
             kernel(*arguments)
@@ -160,7 +173,10 @@ class PreparedPlan:
 
 
 def _layout(array) -> tuple:
-    return array.strides, array.flags.writeable
+    """What of `array` Numba's type of it holds, beyond its dtype and dimensions (which
+    the plan's structure fixes)."""
+    flags = array.flags
+    return array.strides, flags.writeable, flags.aligned
 
 
 def _entry(kernel, ran: list, probe: list):
@@ -253,3 +269,23 @@ def _view(backend, base, spec):
 
 def _address(array) -> int:
     return array.__array_interface__["data"][0]
+
+
+def run_reused(plan: Schedule, sources: list) -> list:
+    """Run `plan` over `sources` (as `launch.run`). A plan run again (a schedule the
+    cache of schedules gave back, with new constants) is prepared at its second run
+    and replayed after that, while its sources are laid out as they were then. A plan
+    whose kernels are not compiled functions yet (``tiered``) is tried again at its
+    4th, 8th, 16th... run."""
+    memo = plan.memo
+    runs = memo["runs"] = memo.get("runs", 0) + 1
+    prepared = memo.get("prepared")
+    if prepared is not None:
+        return prepared.run(sources, plan) if prepared.matches(sources) else \
+            run(plan, sources)
+    if runs < 2 or runs & (runs - 1):
+        return run(plan, sources)
+    spy: list = []
+    arrays = run(plan, sources, spy)
+    memo["prepared"] = PreparedPlan.build(plan, arrays, spy, set(range(len(plan.slots))), {})
+    return arrays
