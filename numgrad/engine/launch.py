@@ -12,7 +12,7 @@ import math
 
 from numgrad.engine import counters
 from numgrad.engine.steps import Call, Launch, Read, Schedule
-from numgrad.kernels.layout import arrange
+from numgrad.kernels.layout import arrange, read_shape
 
 
 def run(plan: Schedule, sources: list, spy: list | None = None) -> list:
@@ -91,8 +91,9 @@ def _launch(step: Launch, plan: Schedule, arrays: list, spy: list | None) -> Non
     # Inputs are as writable as their arrays (kernels never write them), so a kernel
     # sees one array type whatever made the array (a broadcast, a new buffer) and
     # ng.jit's prepared plans can call the function compiled here.
-    views = [backend.as_strided(a, late_shape if late else shape, s, writeable=True)
-             for a, s, late in zip(ins, strides[n_out:], program.in_epilogue)]
+    views = [backend.as_strided(a, read_shape(program, i, late_shape if late else shape), s,
+                                writeable=True)
+             for i, (a, s, late) in enumerate(zip(ins, strides[n_out:], program.in_epilogue))]
     views += [arrays[t] for t in step.tables]
     variant = backend.variant(program, shape)
     kernel = backend.kernel(program, variant)

@@ -54,6 +54,10 @@ class Program:
     #: run the reduced loops outside the kept ones (the data is contiguous along a
     #: kept dimension, as in a column sum), accumulating into an array
     reduce_outer: bool = False
+    #: per input, the loop dimensions it does not vary along (a broadcast): it is
+    #: passed with length 1 there and read at index 0, so that an input broadcast
+    #: along rows (a bias) is still a C-contiguous array, whose loops LLVM vectorizes
+    in_fixed: tuple[tuple[int, ...], ...] = ()
     #: the hash, computed once: programs key the kernel caches at every launch
     _hash: int = field(init=False, repr=False, compare=False)
 
@@ -94,11 +98,18 @@ def _substitute(expr: str, names: dict[str, str]) -> str:
     return re.sub(r"\b[a-z]\b", lambda m: names.get(m.group(0), m.group(0)), expr)
 
 
-def _expression(ins: Instruction, dtype: str, index: str, prefix: str,
-                exprs: dict[str, str]) -> str:
+def read_index(program: Program, i: int, index: list[str]) -> str:
+    """The index at which input `i` is read, given the loop's (`index`, per dimension):
+    0 along the dimensions it does not vary in (`Program.in_fixed`)."""
+    fixed = program.in_fixed[i] if program.in_fixed else ()
+    return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
+
+
+def _expression(program: Program, ins: Instruction, dtype: str, index: list[str],
+                prefix: str, exprs: dict[str, str]) -> str:
     name, *operands = ins
     if name == "in":
-        return f"in{operands[0]}[{index}]"
+        return f"in{operands[0]}[{read_index(program, operands[0], index)}]"
     if name == "arg":
         return f"arg{operands[0]}"
     if name == "acc":
@@ -130,7 +141,8 @@ class Skeleton:
         self.p, self.lines = program, lines
         k, r = program.kept_rank, program.reduced_rank
         self.k, self.r = k, r
-        self.full_index = ", ".join(f"i{d}" for d in range(k + r))
+        self.loop_index = [f"i{d}" for d in range(k + r)]
+        self.full_index = ", ".join(self.loop_index)
         self.kept_index = ", ".join(f"i{d}" for d in range(k))
         if program.reduce:
             self.acc = scalar_type(program.acc_dtype)
@@ -148,15 +160,17 @@ class Skeleton:
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * (depth + 1) + text)
 
-    def code(self, depth: int, code, dtypes, index: str, prefix: str) -> str:
+    def code(self, depth: int, code, dtypes, index: list[str], prefix: str) -> str:
+        """Write `code` (whose inputs are read at the loop index `index`, per
+        dimension); returns the name of its last value."""
         for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
-            value = _expression(ins, dtype, index, prefix, self.exprs)
+            value = _expression(self.p, ins, dtype, index, prefix, self.exprs)
             self.line(depth, f"{prefix}{pos} = {value}")
         return f"{prefix}{len(code) - 1}"
 
     def body(self, depth: int) -> None:
         """The code at one point of the loop nest, storing its full-shape outputs."""
-        self.code(depth, self.p.code, self.p.dtypes, self.full_index, "v")
+        self.code(depth, self.p.code, self.p.dtypes, self.loop_index, "v")
         for n, pos in enumerate(self.p.stores):
             self.line(depth, f"out{n}[{self.full_index}] = v{pos}")
 
@@ -168,6 +182,6 @@ class Skeleton:
         """The epilogue, from ``acc``, storing ``red`` at the kept index."""
         # The epilogue reads its inputs at the output's index: they do not vary
         # along the reduced dimensions, where their stride is 0.
-        index = ", ".join([f"i{d}" for d in range(self.k)] + ["0"] * self.r)
+        index = [f"i{d}" for d in range(self.k)] + ["0"] * self.r
         value = self.code(depth, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
         self.line(depth, f"red[{self.kept_index}] = {value}")

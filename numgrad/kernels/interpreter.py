@@ -112,58 +112,54 @@ class _Arrays(Skeleton):
     """Whole-array statements: ``v3 = np.exp(v2)`` over the loop nest, no loops.
 
     Body inputs are read whole (``in0[...]``); epilogue inputs at index 0 of the
-    reduced dimensions (``in1[..., 0]``), as in the Numba loops.
+    reduced dimensions (``in1[..., 0]``), as in the Numba loops. Inputs of length 1
+    along dimensions they do not vary in (`Program.in_fixed`) are broadcast.
     """
 
     def __init__(self, program: Program, lines: list[str]):
         super().__init__(program, lines)
-        self.full_index = "..."
+        self.loop_index, self.full_index = ["..."], "..."
         self.dtype: dict[str, str] = {}  # each value's dtype, by name
-        self.varying: set[str] = set()  # values that are arrays, not scalar arguments
 
     def write(self) -> None:
         """The body, storing its outputs; then the reduction and its epilogue."""
         self.body(0)
         if self.p.reduce:
-            folded = f"v{self.p.folded}"
-            if folded not in self.varying:
-                folded = f"np.full(shape, {folded})"
+            # (The folded value may be a scalar, or broadcast along some dimensions.)
+            folded = f"np.broadcast_to(v{self.p.folded}, shape)"
             axes = tuple(range(self.k, self.k + self.r))
             how = f"dtype={self.acc}" if self.p.reduce in ("sum", "prod") \
                 else f"initial={self.identity}"  # max and min: the identity of empty axes
             self.line(0, f"acc = np.{TABLE[self.p.reduce].ref.__name__}({folded}, "
                          f"axis={axes}, {how})")
-            index = ", ".join(["...", *["0"] * self.r])
+            index = ["...", *["0"] * self.r]
             value = self.code(0, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
             self.line(0, f"red[...] = {value}")
 
-    def code(self, depth: int, code, dtypes, index: str, prefix: str) -> str:
+    def code(self, depth: int, code, dtypes, index: list[str], prefix: str) -> str:
         for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
-            value, given, varying = self.expression(ins, index, prefix)
+            value, given = self.expression(ins, index, prefix)
             if given != dtype:
                 value = f"{value}.astype({scalar_type(dtype)})"
             self.line(depth, f"{prefix}{pos} = {value}")
             self.dtype[f"{prefix}{pos}"] = dtype
-            if varying:
-                self.varying.add(f"{prefix}{pos}")
         return f"{prefix}{len(code) - 1}"
 
-    def expression(self, ins, index: str, prefix: str) -> tuple[str, str, bool]:
-        """The NumPy expression of `ins`, its dtype, and whether it is an array."""
+    def expression(self, ins, index: list[str], prefix: str) -> tuple[str, str]:
+        """The NumPy expression of `ins` and its dtype."""
         name, *operands = ins
         if name == "arg":
-            return f"arg{operands[0]}", self.p.arg_dtypes[operands[0]], False
+            return f"arg{operands[0]}", self.p.arg_dtypes[operands[0]]
         if name == "in":
-            return f"in{operands[0]}[{index}]", self.p.in_dtypes[operands[0]], True
+            return f"in{operands[0]}[{', '.join(index)}]", self.p.in_dtypes[operands[0]]
         if name == "acc":
-            return "acc", self.p.acc_dtype, True
+            return "acc", self.p.acc_dtype
         if name == "gather":
             table, *indices = operands
             indices = ", ".join(f"{prefix}{i}" for i in indices)
-            return f"tab{table}[{indices}]", self.p.table_dtypes[table], True
+            return f"tab{table}[{indices}]", self.p.table_dtypes[table]
         names = [f"{prefix}{i}" for i in operands]
-        varying = any(n in self.varying for n in names)
         if name == "cast":
-            return names[0], self.dtype[names[0]], varying
+            return names[0], self.dtype[names[0]]
         expr, given = _numpy_form(name, tuple(self.dtype[n] for n in names))
-        return _substitute(expr, dict(zip("xyz", names))), given.name, varying
+        return _substitute(expr, dict(zip("xyz", names))), given.name

@@ -67,8 +67,9 @@ def arrange(program: Program, loop: tuple[int, ...], reduced: tuple[int, ...],
     loop dimension have stride 0 there.
 
     Returns ``(program, shape, strides)``: the program with its loop ranks (and
-    `reduce_outer`) for the collapsed nest `shape`, and each operand's strides over
-    it, outputs first.
+    `reduce_outer`, and `in_fixed`: the dimensions an input does not vary along) for
+    the collapsed nest `shape`, and each operand's strides over it, outputs first.
+    An input is passed with length 1 along its fixed dimensions (`read_shape`).
     """
     return _arrange(program, tuple(loop), tuple(reduced), tuple(out_itemsizes),
                     tuple(map(tuple, in_strides)))
@@ -98,13 +99,23 @@ def _arrange(program: Program, loop, reduced, out_itemsizes, in_strides):
     body = [s for s, late in zip(operand_strides[n_out:], program.in_epilogue) if not late]
     walk = [min((abs(x), d) for d, x in enumerate(s) if x) for s in body if any(s)]
     outer = bool(program.reduce) and bool(walk) and min(walk)[1] < kept_rank
-    return (_ranked(program, kept_rank, len(shape) - kept_rank, outer), shape,
-            tuple(operand_strides))
+    fixed = tuple(tuple(d for d, (n, x) in enumerate(zip(shape, s)) if n > 1 and not x)
+                  for s in operand_strides[n_out:])
+    return (_ranked(program, kept_rank, len(shape) - kept_rank, outer,
+                    fixed if any(fixed) else ()), shape, tuple(operand_strides))
+
+
+def read_shape(program: Program, i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape input `i` of arranged `program` is passed at, for a loop `shape`
+    (its epilogue's, for an epilogue input): 1 along its fixed dimensions."""
+    fixed = program.in_fixed[i] if program.in_fixed else ()
+    return tuple(1 if d in fixed else n for d, n in enumerate(shape)) if fixed else shape
 
 
 @functools.lru_cache(maxsize=4096)
-def _ranked(program: Program, kept_rank: int, reduced_rank: int, outer: bool) -> Program:
+def _ranked(program: Program, kept_rank: int, reduced_rank: int, outer: bool,
+            fixed: tuple) -> Program:
     """`program` for a collapsed loop nest: one object per variant, so the kernel
     caches that it keys find it by identity."""
     return replace(program, kept_rank=kept_rank, reduced_rank=reduced_rank,
-                   reduce_outer=outer)
+                   reduce_outer=outer, in_fixed=fixed)
