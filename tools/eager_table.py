@@ -20,75 +20,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
 
 import numpy as np  # noqa: E402
-from benchmarks.bench_overhead import first_result_ms, horner  # noqa: E402
+from benchmarks.bench_overhead import eager_steps, first_result_ms  # noqa: E402
 from benchmarks.peers import PeerProcess, time_interleaved  # noqa: E402
-from benchmarks.workloads import w1  # noqa: E402
 
 import numgrad as ng  # noqa: E402
 
-ROWS, SIZES = 64, (64, 64, 10)
-
-
-def steps(lib, functional, rng):
-    """W2, W1 and the MLP step for `lib` (numgrad or torch: the same names), whose
-    ``nn.functional`` is `functional`."""
-    x = lib.tensor(0.7, requires_grad=True)
-
-    def w2():
-        x.grad = None
-        horner(x, tensor=lib.tensor).backward()
-        return x.grad.item()
-
-    a = lib.tensor(rng.uniform(-2, 2, 1000), requires_grad=True)
-
-    def chain():
-        a.grad = None
-        y = w1(a, lib.tanh, lib.sigmoid, lib.exp, lib.sqrt)
-        y.backward()
-        return y.item(), a.grad.numpy()
-
-    data = lib.tensor(rng.standard_normal((ROWS, SIZES[0])))
-    labels = lib.tensor(rng.integers(0, SIZES[-1], ROWS))
-    params = [lib.tensor(p, requires_grad=True) for p in _weights(rng)]
-
-    def mlp():
-        loss = functional.cross_entropy(_logits(data, params, lib.tanh), labels)
-        loss.backward()
-        with lib.no_grad():
-            for p in params:
-                p -= 0.1 * p.grad
-                p.grad = None
-        return loss.item()
-
-    return w2, chain, mlp
-
-
-def _weights(rng):
-    out = []
-    for n_in, n_out in zip(SIZES[:-1], SIZES[1:]):
-        out += [rng.standard_normal((n_in, n_out)) / np.sqrt(n_in), np.zeros(n_out)]
-    return out
-
-
-def _logits(x, params, tanh):
-    for i in range(0, len(params), 2):
-        x = x @ params[i] + params[i + 1]
-        x = tanh(x) if i < len(params) - 2 else x
-    return x
-
 
 def torch_steps() -> list:
-    """`steps` for PyTorch in float64: what the PyTorch process times."""
+    """`eager_steps` for PyTorch in float64: what the PyTorch process times."""
     import torch
 
     torch.set_default_dtype(torch.float64)
-    return list(steps(torch, torch.nn.functional, np.random.default_rng(0)))
+    return list(eager_steps(torch, torch.nn.functional, np.random.default_rng(0)))
 
 
 def main() -> None:
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10"]
     per = [398, 1, 1]
-    ours = steps(ng, ng.nn.functional, np.random.default_rng(0))
+    ours = eager_steps(ng, ng.nn.functional, np.random.default_rng(0))
     pytorch = PeerProcess("torch", "eager_table:torch_steps") \
         if importlib.util.find_spec("torch") is not None else None
     print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")

@@ -1,5 +1,6 @@
 """Per-operation Python overhead: a 200-step Horner polynomial on scalar tensors,
-planning the schedule of its gradient at two sizes, and a new program's first result."""
+planning the schedule of its gradient at two sizes, issue 13's eager loops, and a new
+program's first result."""
 
 import os
 import subprocess
@@ -13,6 +14,8 @@ from numgrad import primitives
 from numgrad.autograd.backward import run_backward
 from numgrad.engine import reuse
 from numgrad.engine.schedule import schedule
+
+from .workloads import mlp_logits, w1
 
 COEFFS = list(np.random.default_rng(0).uniform(-1, 1, 200))
 
@@ -48,6 +51,67 @@ class Horner:
         return rec.kernels_launched
 
     track_kernels_forward_backward.unit = "kernels"
+
+
+#: Issue 13's small eager MLP: 64 rows, layers 64-64-10, tanh, float64.
+EAGER_ROWS, EAGER_SIZES = 64, (64, 64, 10)
+
+
+def eager_steps(lib, functional, rng) -> tuple:
+    """Issue 13's eager loops for `lib` (numgrad or torch: the same names), whose
+    ``nn.functional`` is `functional`: W2 (Horner's value and derivative), W1 at
+    N = 1e3 (value and gradient) and the small MLP's step (loss, backward, and SGD
+    under no_grad), each a function of no arguments."""
+    x = lib.tensor(0.7, requires_grad=True)
+
+    def w2():
+        x.grad = None
+        horner(x, tensor=lib.tensor).backward()
+        return x.grad.item()
+
+    a = lib.tensor(rng.uniform(-2, 2, 1000), requires_grad=True)
+
+    def chain():
+        a.grad = None
+        y = w1(a, lib.tanh, lib.sigmoid, lib.exp, lib.sqrt)
+        y.backward()
+        return y.item(), a.grad.numpy()
+
+    data = lib.tensor(rng.standard_normal((EAGER_ROWS, EAGER_SIZES[0])))
+    labels = lib.tensor(rng.integers(0, EAGER_SIZES[-1], EAGER_ROWS))
+    params = []
+    for n_in, n_out in zip(EAGER_SIZES[:-1], EAGER_SIZES[1:]):
+        params += [lib.tensor(rng.standard_normal((n_in, n_out)) / np.sqrt(n_in),
+                              requires_grad=True),
+                   lib.tensor(np.zeros(n_out), requires_grad=True)]
+
+    def mlp():
+        loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), labels)
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= 0.1 * p.grad
+                p.grad = None
+        return loss.item()
+
+    return w2, chain, mlp
+
+
+class Eager:
+    """Issue 13's eager loops, without ng.jit (`eager_steps`); `tools/eager_table.py`
+    times them beside PyTorch's eager autograd."""
+
+    params = ["W2", "W1 1e3", "MLP"]
+    param_names = ["workload"]
+
+    def setup(self, workload):
+        steps = eager_steps(ng, ng.nn.functional, np.random.default_rng(0))
+        self.step = dict(zip(self.params, steps))[workload]
+        for _ in range(3):  # kernels compiled (or loaded), schedules prepared
+            self.step()
+
+    def time_step(self, workload):
+        self.step()
 
 
 class Planning:
