@@ -15,7 +15,7 @@ from numgrad.autograd.backward import run_backward
 from numgrad.engine import reuse
 from numgrad.engine.schedule import schedule
 
-from .workloads import mlp_logits, w1
+from .workloads import mlp_logits, mlp_weights, w1
 
 COEFFS = list(np.random.default_rng(0).uniform(-1, 1, 200))
 
@@ -79,11 +79,8 @@ def eager_steps(lib, functional, rng) -> tuple:
 
     data = lib.tensor(rng.standard_normal((EAGER_ROWS, EAGER_SIZES[0])))
     labels = lib.tensor(rng.integers(0, EAGER_SIZES[-1], EAGER_ROWS))
-    params = []
-    for n_in, n_out in zip(EAGER_SIZES[:-1], EAGER_SIZES[1:]):
-        params += [lib.tensor(rng.standard_normal((n_in, n_out)) / np.sqrt(n_in),
-                              requires_grad=True),
-                   lib.tensor(np.zeros(n_out), requires_grad=True)]
+    params = [lib.tensor(w.astype(np.float64), requires_grad=True)
+              for w in mlp_weights(EAGER_SIZES)]
 
     def mlp():
         loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), labels)

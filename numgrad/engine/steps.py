@@ -5,7 +5,8 @@ A `Schedule` is what the scheduler produces and what execution, ``ng.explain`` a
 step names the slots it reads and writes; `Schedule.sources` are slots the caller
 binds to computed buffers when it runs the schedule, and `Schedule.uploads` are host
 arrays (gather indices) copied to the device at run time. So one schedule can run
-again over other buffers of the same shapes and dtypes.
+again over other buffers of the same shapes and dtypes. (Its `memo` is the exception:
+what running it learnt, such as its prepared form, kept for its next runs.)
 """
 
 from __future__ import annotations

@@ -68,6 +68,10 @@ class Program:
     def __hash__(self) -> int:
         return self._hash
 
+    def fixed_dims(self, i: int) -> tuple[int, ...]:
+        """The loop dimensions input `i` does not vary along (`in_fixed`)."""
+        return self.in_fixed[i] if self.in_fixed else ()
+
     @property
     def acc_dtype(self) -> str:
         # float32 sums and products accumulate in float64, for accuracy.
@@ -101,7 +105,7 @@ def _substitute(expr: str, names: dict[str, str]) -> str:
 def read_index(program: Program, i: int, index: list[str]) -> str:
     """The index at which input `i` is read, given the loop's (`index`, per dimension):
     0 along the dimensions it does not vary in (`Program.in_fixed`)."""
-    fixed = program.in_fixed[i] if program.in_fixed else ()
+    fixed = program.fixed_dims(i)
     return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
 
 

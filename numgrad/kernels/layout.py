@@ -108,7 +108,7 @@ def _arrange(program: Program, loop, reduced, out_itemsizes, in_strides):
 def read_shape(program: Program, i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape input `i` of arranged `program` is passed at, for a loop `shape`
     (its epilogue's, for an epilogue input): 1 along its fixed dimensions."""
-    fixed = program.in_fixed[i] if program.in_fixed else ()
+    fixed = program.fixed_dims(i)
     return tuple(1 if d in fixed else n for d, n in enumerate(shape)) if fixed else shape
 
 
