@@ -40,7 +40,11 @@ class LazyBuffer:
     @classmethod
     def const(cls, value, shape, dtype, device) -> LazyBuffer:
         """A constant of any shape: one scalar, broadcast (no memory until realized)."""
-        return cls(TABLE["const"], (), dtype.type(value), tuple(shape), dtype, device)
+        buf = _new(cls)  # __init__ written out: one per scalar operand recorded
+        buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _CONST, (), dtype.type(value), \
+            tuple(shape), dtype
+        buf.device, buf.realized, buf.depth = device, None, 1
+        return buf
 
     @property
     def is_realized(self) -> bool:
@@ -63,11 +67,18 @@ class LazyBuffer:
 
 
 def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device) -> LazyBuffer:
-    """A node for `op`, with constants folded: work on constants gives a constant."""
+    """A node for `op`, with constants folded: work on constants gives a constant.
+
+    One pass over `srcs` finds both the depth and whether all are constants: this
+    runs for every recorded operation.
+    """
+    depth, folds = 0, bool(srcs)
     for s in srcs:
-        if s.op.kind != CONST or s.realized is not None:
-            return LazyBuffer(op, srcs, arg, tuple(shape), dtype, device)
-    if srcs:
+        if s.depth > depth:
+            depth = s.depth
+        if folds and (s.op.kind != CONST or s.realized is not None):
+            folds = False
+    if folds:
         if op.kind in ELEMENTWISE:
             with np.errstate(all="ignore"):
                 value = dtype.type(srcs[0].arg) if op.kind == CAST \
@@ -75,4 +86,11 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             return LazyBuffer.const(value, shape, dtype, device)
         if op.name in ("reshape", "permute", "expand", "copy"):
             return LazyBuffer.const(srcs[0].arg, shape, dtype, device)
-    return LazyBuffer(op, srcs, arg, tuple(shape), dtype, device)
+    buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
+    buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
+    buf.device, buf.realized, buf.depth = device, None, depth + 1
+    return buf
+
+
+_new = object.__new__
+_CONST = TABLE["const"]

@@ -30,27 +30,31 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
     """Record primitive `name` on `inputs`: a lazy value and, if needed, a history node.
 
     The inputs share one device; the result is there too, unless `device` says
-    otherwise (a copy between devices).
+    otherwise (a copy between devices). This runs for every recorded operation, so
+    it takes one pass over the inputs and builds its objects directly.
     """
     op = TABLE[name]
     if tracing.ACTIVE:
         tracing.saw(inputs)
+    bufs, history = [], False
     source = inputs[0]._buf.device
-    for t in inputs[1:]:
-        if t._buf.device is not source and t._buf.device != source:
+    for t in inputs:
+        buf = t._buf
+        if buf.device is not source and buf.device != source:
             raise RuntimeError(
                 f"{name} got tensors on different devices, '{source}' and '{t.device}'; "
                 f"move them with .to() first")
-    buf = lazy.make(op, tuple([t._buf for t in inputs]), arg, shape, dtype, device or source)
-    node = None
-    if op.vjp is not None and dtype.kind == "f" and is_grad_enabled():
-        for t in inputs:
-            if t._node is not None:
-                node = OpNode(op, arg, inputs, buf)
-                break
+        bufs.append(buf)
+        if t._node is not None:
+            history = True
+    bufs = tuple(bufs)
+    buf = lazy.make(op, bufs, arg, shape, dtype, device or source)
+    node = OpNode(op, arg, inputs, bufs, buf) if history and op.vjp is not None \
+        and dtype.kind == "f" and is_grad_enabled() else None
+    out = type(inputs[0])._wrap(buf, node)
     if buf.depth > MAX_DEPTH:
         engine.realize(buf)
-    return type(inputs[0])._wrap(buf, node)
+    return out
 
 
 # ---- data and constants ------------------------------------------------------------
@@ -120,12 +124,14 @@ def _copy(x: TensorBase, device: Device):
 #: The common scalar operands, checked before `numbers.Number` (a slower check).
 _SCALARS = (int, float, np.generic)
 
-#: (computation dtype, result dtype) of an elementwise primitive, by its name and its
-#: operands' dtypes (tensors) or types (scalars): promotion runs once per signature.
-_signatures: dict[tuple, tuple[np.dtype, np.dtype]] = {}
+#: (computation dtype, result dtype, operands used as they are) of an elementwise
+#: primitive, by its name and its operands' dtypes (tensors) or types (scalars):
+#: promotion runs once per signature. Operands are used as they are when all are
+#: tensors of the computation dtype (a ternary's condition: bool).
+_signatures: dict[tuple, tuple[np.dtype, np.dtype, bool]] = {}
 
 
-def _signature(op, operands) -> tuple[np.dtype, np.dtype]:
+def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
     values = operands[1:] if op.kind == TERNARY else operands
     try:
         dtype = dtypes.result_type(*(v.dtype if isinstance(v, TensorBase) else v
@@ -134,17 +140,20 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype]:
         raise TypeError(f"{op.name}: {e}") from None
     if op.floating:
         dtype = dtypes.to_float(dtype)
-    return dtype, dtypes.bool_ if op.result == BOOL else dtype
+    wanted = [dtypes.bool_] * (len(operands) - len(values)) + [dtype] * len(values)
+    as_is = all(isinstance(o, TensorBase) and o.dtype == want
+                for o, want in zip(operands, wanted))
+    return dtype, dtypes.bool_ if op.result == BOOL else dtype, as_is
 
 
 def _elementwise(name: str, *operands):
     """Apply an elementwise primitive with NumPy's promotion and broadcasting.
 
     This runs for every recorded operation, so the common case (tensors and Python
-    scalars) takes one pass: the dtypes come from `_signatures`, and scalars become
-    constants of the result's shape directly.
+    scalars) takes one pass: the dtypes come from `_signatures`, tensors of one shape
+    and the right dtype go straight to `_apply`, and scalars become constants of the
+    result's shape directly.
     """
-    op = TABLE[name]
     key, like, shape, same_shape = [name], None, None, True
     for o in operands:
         if isinstance(o, TensorBase):
@@ -159,14 +168,16 @@ def _elementwise(name: str, *operands):
             return _elementwise(name, *_load_data(operands))
     signature = _signatures.get(tuple(key))
     if signature is None:
-        signature = _signatures[tuple(key)] = _signature(op, operands)
-    dtype, out_dtype = signature
+        signature = _signatures[tuple(key)] = _signature(TABLE[name], operands)
+    dtype, out_dtype, as_is = signature
+    if as_is and same_shape:
+        return _apply(name, operands, None, shape, out_dtype)
     if not same_shape:
         shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
-    wrap, device = like._wrap, like._buf.device
+    wrap, device, ternary = like._wrap, like._buf.device, TABLE[name].kind == TERNARY
     inputs = []
     for o in operands:
-        want = dtypes.bool_ if not inputs and op.kind == TERNARY else dtype
+        want = dtypes.bool_ if not inputs and ternary else dtype
         if not isinstance(o, TensorBase):
             o = wrap(LazyBuffer.const(o, shape, want, device))
         else:
@@ -208,7 +219,21 @@ def _reshape(x: TensorBase, shape: tuple[int, ...]):
         shape = tuple(x.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
+    if x._node is None or not is_grad_enabled():
+        # No history to record (a backward pass's own reshapes): a reshape of a pending
+        # reshape reshapes its source, and one to the same shape is that value.
+        if x._buf.realized is None and x._buf.op is _RESHAPE:
+            if tracing.ACTIVE:
+                tracing.saw((x,))
+            x = type(x)._wrap(x._buf.srcs[0])
+        if x._buf.shape == shape:
+            if tracing.ACTIVE:
+                tracing.saw((x,))
+            return type(x)._wrap(x._buf)
     return _apply("reshape", (x,), shape, shape, x.dtype)
+
+
+_RESHAPE = TABLE["reshape"]
 
 
 def _permute(x: TensorBase, axes: tuple[int, ...]):

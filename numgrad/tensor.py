@@ -355,7 +355,7 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         lead = self.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(
             lead + i for i, d in enumerate(shape) if d == 1 and self.shape[lead + i] != 1)
-        return self.sum(axes, keepdims=True).reshape(shape)
+        return self.sum(axes).reshape(shape)
 
     def _index_add(self, key, shape) -> Tensor:
         """Zeros of `shape` with this tensor added at ``[key]`` (the VJP of indexing)."""

@@ -47,24 +47,31 @@ def _seed(out, grad, i: int, batched: bool):
     return grad.astype(out.dtype) if grad.dtype != out.dtype else grad
 
 
-def _needed(roots: list[Node], targets: set[int] | None) -> dict[int, Node]:
-    """Nodes on a path from `roots` to a target (to any leaf when `targets` is None)."""
-    needed: dict[int, Node] = {}
-    state: dict[int, bool] = {}
+def _needed(roots: list[Node], targets: dict | None) -> dict[Node, int]:
+    """Nodes on a path from `roots` to a target (to any leaf when `targets` is None),
+    each with the number of needed nodes that will send it a gradient.
+
+    (Nodes are keys by identity: Node defines no equality.)
+    """
+    order: list[Node] = []  # depth first, each node after the nodes it reaches
+    seen: set[Node] = set()
     stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
     while stack:
         node, done = stack.pop()
         if done:
-            hit = (targets is None or id(node) in targets) or any(
-                n is not None and id(n) in needed for n in node.next)
-            if hit:
-                needed[id(node)] = node
-            continue
-        if id(node) in state:
-            continue
-        state[id(node)] = True
-        stack.append((node, True))
-        stack.extend((n, False) for n in node.next if n is not None and id(n) not in state)
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend([(n, False) for n in node.next if n is not None and n not in seen])
+    needed: dict[Node, int] = {}
+    for node in order:
+        if targets is None or node in targets or any(n in needed for n in node.next):
+            needed[node] = 0
+    for node in needed:
+        for n in node.next:
+            if n in needed:
+                needed[n] += 1
     return needed
 
 
@@ -100,53 +107,44 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"input {i} does not require grad: it has no gradient")
-    targets = {id(t._node): t for t in inputs}
-    needed = _needed([o._node for o in outputs], set(targets) if inputs else None)
+    targets = {t._node: t for t in inputs}
+    waiting = _needed([o._node for o in outputs], targets if inputs else None)
 
-    # Count, for each needed node, the needed nodes that will send it a gradient.
-    waiting: dict[int, int] = dict.fromkeys(needed, 0)
-    for node in needed.values():
-        for n in node.next:
-            if n is not None and id(n) in needed:
-                waiting[id(n)] += 1
-
-    grads: dict[int, object] = {}
+    grads: dict[Node, object] = {}
     for out, seed in zip(outputs, seeds):
-        key = id(out._node)
-        grads[key] = seed if key not in grads else grads[key] + seed
-    ready = [o._node for o in {id(o._node): o for o in outputs}.values()
-             if id(o._node) in needed and waiting[id(o._node)] == 0]
-    found: dict[int, object] = {}
-    ran: list[Node] = []
+        node = out._node
+        grads[node] = seed if node not in grads else grads[node] + seed
+    ready = [node for node in dict.fromkeys(o._node for o in outputs)
+             if node in waiting and waiting[node] == 0]
+    found: dict[Node, object] = {}
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
-            grad = grads.pop(id(node), None)
+            grad = grads.pop(node, None)
             if grad is not None:
                 grad = _call_hooks(node, grad)
                 _deliver(node, grad, targets, found, accumulate, inputs, touched)
             if isinstance(node, AccumulateGrad):
                 continue
-            downstream = [n is not None and id(n) in needed for n in node.next]
+            downstream = [n in waiting for n in node.next]
             if grad is not None and any(downstream):
-                ran.append(node)
                 for n, g, wanted in zip(node.next, node.apply(grad), downstream):
                     if wanted and g is not None:
-                        grads[id(n)] = g if id(n) not in grads else grads[id(n)] + g
+                        grads[n] = g if n not in grads else grads[n] + g
             for n, wanted in zip(node.next, downstream):
                 if wanted:
-                    waiting[id(n)] -= 1
-                    if waiting[id(n)] == 0:
+                    waiting[n] -= 1
+                    if waiting[n] == 0:
                         ready.append(n)
     if not retain_graph:
-        for node in needed.values():
+        for node in waiting:
             node.release()
 
     if accumulate:
         return None
     result = []
     for i, t in enumerate(inputs):
-        g = found.get(id(t._node))
+        g = found.get(t._node)
         if g is None:
             if materialize_grads:
                 lead = seeds[0].shape[:1] if is_grads_batched else ()
@@ -171,13 +169,13 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
              touched: list | None) -> None:
     """Store `grad` where it belongs: a leaf's or retained tensor's .grad, or `found`."""
     if not accumulate:
-        if id(node) in targets:
-            found[id(node)] = grad
+        if node in targets:
+            found[node] = grad
         return
     if isinstance(node, AccumulateGrad):
-        tensor = node.leaf() if (not inputs or id(node) in targets) else None
-    elif id(node) in targets:
-        tensor = targets[id(node)]
+        tensor = node.leaf() if (not inputs or node in targets) else None
+    elif node in targets:
+        tensor = targets[node]
     else:
         tensor = node.retained() if node.retained is not None else None
     if tensor is not None:

@@ -41,12 +41,13 @@ class OpNode(Node):
 
     __slots__ = ("op", "arg", "saved")
 
-    def __init__(self, op, arg, inputs, out_buf):
+    def __init__(self, op, arg, inputs, bufs, out_buf):
         # Node.__init__ written out: one of these is made per recorded operation.
+        # `bufs` are the inputs' values (the caller has them already).
         self.next = tuple([t._node for t in inputs])
         self.hooks = self.retained = None
         self.op, self.arg = op, arg
-        self.saved = (tuple([t._buf for t in inputs]), out_buf)
+        self.saved = (bufs, out_buf)
 
     @property
     def name(self) -> str:
