@@ -113,3 +113,40 @@ def test_forked_processes_compile_in_their_own_thread(tmp_path):
     want = [(np.cos(np.linspace(0, 1, 5)) * s).tolist() for s in (1.0, 2.0, 3.0)]
     for run in json.loads(done.stdout):
         np.testing.assert_allclose(run, want, rtol=1e-12)
+
+
+PREPARED = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numgrad as ng
+    from numgrad.engine import prepared
+    from numgrad.kernels import tiered
+
+    replays = []
+    run = prepared.PreparedPlan.run
+    prepared.PreparedPlan.run = lambda *args: replays.append(1) or run(*args)
+    a = np.linspace(-1, 1, 7)
+    steps = []
+    for i in range(40):
+        if i == 30:
+            tiered.wait()  # the first 30 steps race the thread importing Numba
+        got = (ng.tensor(a) * (i + 0.5)).tanh().numpy()
+        np.testing.assert_allclose(got, np.tanh(a * (i + 0.5)), rtol=1e-12)
+        steps.append(len(replays))
+    print(json.dumps(steps))
+""")
+
+
+def test_a_loop_replays_prepared_once_its_kernel_is_compiled(tmp_path):
+    """A loop's schedule, interpreted while its kernel compiles (and while the thread
+    imports Numba, which the plan's preparation must not trip on), is prepared when
+    the compiled kernel is there: at the next try after step 30 (the 32nd run). Before
+    the fix, plans under tiered never replayed, and one prepared while Numba was half
+    imported raised AttributeError (the demo under tiered, 2026-12-01)."""
+    env = dict(os.environ, NUMGRAD_CPU_KERNELS="tiered", NUMGRAD_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", PREPARED], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    replayed = json.loads(done.stdout)  # replays so far, after each step
+    # From the 33rd step on, every step replays (the 32nd prepared the plan).
+    assert replayed[31:] == list(range(replayed[31], replayed[31] + 9))

@@ -79,8 +79,12 @@ class PreparedPlan:
                 self.steps.append((None, outputs, [], [], 0, index))
                 continue
             kernel, variant, shape, targets, views = record
-            if not _compiled(kernel):
-                raise Unsupported
+            if not _compiled(kernel):  # tiered: the CPU kernel, once compiled
+                ready = getattr(backend, "compiled", None)
+                found = ready(kernel, shape) if ready is not None else None
+                if found is None:
+                    raise Unsupported
+                kernel, variant = found
             launched += 1
             parallel = parallel or variant.parallel
             allocated += sum(arrays[s].nbytes for s in outputs)
@@ -223,9 +227,10 @@ def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:
 
 
 def _compiled(kernel) -> bool:
-    """Whether `kernel` is the CPU target's compiled Numba function."""
-    registry = sys.modules.get("numba.core.registry")  # (no Numba, no such kernel)
-    return registry is not None and isinstance(kernel, registry.CPUDispatcher)
+    """Whether `kernel` is a compiled Numba function (a dispatcher; the interpreter's and
+    the tiered target's kernels are programs). Told by its attributes: Numba may be
+    half imported, by the tiered target's thread, while this runs."""
+    return hasattr(kernel, "overloads") and hasattr(kernel, "typeof_pyval")
 
 
 def _is_view(result, base) -> bool:

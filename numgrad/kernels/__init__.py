@@ -16,7 +16,12 @@ Buffers are the target's own arrays and are never mutated once computed: the eng
 allocates every result with `Target.empty` and writes it once. Movements that are views
 (reshape, permute, expand, basic indexing) allocate nothing.
 
-`docs/extending.md` walks through adding a target, with the interpreter as the example.
+One name is optional: ``compiled(kernel, shape)``, for a target whose kernels are not
+the CPU target's compiled functions but may become them (``tiered``): that function and
+its variant once compiled, else None. A prepared plan (`numgrad.engine.prepared`) calls
+compiled functions directly; without one, a plan runs step by step.
+
+`docs/extending.rst` walks through adding a target, with the interpreter as the example.
 """
 
 from __future__ import annotations

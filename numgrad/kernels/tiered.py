@@ -77,6 +77,18 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
     return interpreter.launch(interpreted, interpreter.ARRAYS, outs, shape, inputs, args)
 
 
+def compiled(program: Program, shape: tuple[int, ...]):
+    """The CPU target's compiled kernel of `program` over `shape` and its variant, once
+    the background thread has compiled it; else None. (Prepared plans call compiled
+    kernels directly: `numgrad.engine.prepared`.)"""
+    cpu = _cpu
+    if cpu is None:
+        return None
+    loops = cpu.variant(program, shape)
+    kernel = cpu.kernel(program, loops)
+    return (kernel, loops) if kernel.overloads else None
+
+
 def wait() -> None:
     """Block until the CPU target is imported and every compile sent to the background
     thread has finished."""
