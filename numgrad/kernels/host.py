@@ -140,7 +140,7 @@ def expand(array, shape):
     lead = len(shape) - array.ndim
     strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
                                   zip(array.shape, shape[lead:], array.strides))
-    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=True)
+    return as_strided(array, shape, strides, writeable=True)
 
 
 def index(array, key):
