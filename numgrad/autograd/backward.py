@@ -122,7 +122,8 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
             node = ready.pop()
             grad = grads.pop(node, None)
             if grad is not None:
-                grad = _call_hooks(node, grad)
+                if node.hooks:
+                    grad = _call_hooks(node, grad)
                 _deliver(node, grad, targets, found, accumulate, inputs, touched)
             if isinstance(node, AccumulateGrad):
                 continue
@@ -158,7 +159,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
 
 def _call_hooks(node: Node, grad):
-    for hook in list(node.hooks.values()) if node.hooks else ():
+    for hook in list(node.hooks.values()):
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced
