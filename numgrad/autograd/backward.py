@@ -6,6 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from numgrad import tracing
+from numgrad.autograd import replay
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 
@@ -109,36 +110,19 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
             raise RuntimeError(f"input {i} does not require grad: it has no gradient")
     targets = {t._node: t for t in inputs}
     waiting = _needed([o._node for o in outputs], targets if inputs else None)
-
-    grads: dict[Node, object] = {}
-    for out, seed in zip(outputs, seeds):
-        node = out._node
-        grads[node] = seed if node not in grads else grads[node] + seed
-    ready = [node for node in dict.fromkeys(o._node for o in outputs)
-             if node in waiting and waiting[node] == 0]
+    order = list(waiting)  # (before the pass counts `waiting` down)
     found: dict[Node, object] = {}
+
+    def deliver(node: Node, grad) -> None:
+        _deliver(node, grad, targets, found, accumulate, inputs, touched)
+
     with set_grad_enabled(create_graph):
-        while ready:
-            node = ready.pop()
-            grad = grads.pop(node, None)
-            if grad is not None:
-                if node.hooks:
-                    grad = _call_hooks(node, grad)
-                _deliver(node, grad, targets, found, accumulate, inputs, touched)
-            if isinstance(node, AccumulateGrad):
-                continue
-            downstream = [n in waiting for n in node.next]
-            if grad is not None and any(downstream):
-                for n, g, wanted in zip(node.next, node.apply(grad), downstream):
-                    if wanted and g is not None:
-                        grads[n] = g if n not in grads else grads[n] + g
-            for n, wanted in zip(node.next, downstream):
-                if wanted:
-                    waiting[n] -= 1
-                    if waiting[n] == 0:
-                        ready.append(n)
+        if create_graph or is_grads_batched or tracing.ACTIVE:
+            _propagate(outputs, seeds, waiting, deliver)
+        else:
+            _propagate_or_replay(outputs, seeds, waiting, order, deliver)
     if not retain_graph:
-        for node in waiting:
+        for node in order:
             node.release()
 
     if accumulate:
@@ -156,6 +140,60 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
                     f"to get None for it, or materialize_grads=True to get zeros")
         result.append(g)
     return tuple(result)
+
+
+def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
+               delivered: list | None = None) -> None:
+    """Run the VJP rules from `outputs`, seeded by `seeds`, over the needed nodes
+    (`waiting`: each with its count of pending senders, counted down here), handing
+    each node's summed gradient to `deliver` (and, as (position, buffer) pairs, to
+    `delivered`)."""
+    position = {node: i for i, node in enumerate(waiting)} if delivered is not None else None
+    grads: dict[Node, object] = {}
+    for out, seed in zip(outputs, seeds):
+        node = out._node
+        grads[node] = seed if node not in grads else grads[node] + seed
+    ready = [node for node in dict.fromkeys(o._node for o in outputs)
+             if node in waiting and waiting[node] == 0]
+    while ready:
+        node = ready.pop()
+        grad = grads.pop(node, None)
+        if grad is not None:
+            if node.hooks:
+                grad = _call_hooks(node, grad)
+            deliver(node, grad)
+            if delivered is not None:
+                delivered.append((position[node], grad._buf))
+        if isinstance(node, AccumulateGrad):
+            continue
+        downstream = [n in waiting for n in node.next]
+        if grad is not None and any(downstream):
+            for n, g, wanted in zip(node.next, node.apply(grad), downstream):
+                if wanted and g is not None:
+                    grads[n] = g if n not in grads else grads[n] + g
+        for n, wanted in zip(node.next, downstream):
+            if wanted:
+                waiting[n] -= 1
+                if waiting[n] == 0:
+                    ready.append(n)
+
+
+def _propagate_or_replay(outputs, seeds, waiting: dict[Node, int], order: list[Node],
+                         deliver) -> None:
+    """`_propagate`, or, for a pass of a structure seen before, its recipe made again
+    from this graph's saved values (`numgrad.autograd.replay`)."""
+    key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
+    recipe = replay.recall(key) if key is not None else None
+    if recipe:
+        bufs = replay.rebuild(recipe, starts)
+        wrap = type(seeds[0])._wrap
+        for i, ref in recipe.delivered:
+            deliver(order[i], wrap(bufs[ref]))
+        return
+    delivered = [] if recipe is False else None  # a new structure: record its recipe
+    _propagate(outputs, seeds, waiting, deliver, delivered)
+    if delivered is not None:
+        replay.remember(key, starts, delivered)
 
 
 def _call_hooks(node: Node, grad):

@@ -101,7 +101,7 @@ def walk(targets: list[LazyBuffer]) -> Walk:
             refs.append(ref)
         if keyed:
             try:
-                arg = None if buf.op.kind == CONST or buf.arg is None else _hashable(buf.arg)
+                arg = None if buf.op.kind == CONST or buf.arg is None else hashable(buf.arg)
                 nodes.append((buf.op.name, arg, buf.shape, buf.dtype, buf.device.type, *refs))
             except Unhashable:
                 keyed = False
@@ -153,11 +153,11 @@ def _with_args(step: Launch | Call, values: list):
     return Call(step.op, step.inputs, values[0], step.output)  # a constant filled in
 
 
-def _hashable(arg):
+def hashable(arg):
     """`arg` as a hashable value: slices as tuples, small index arrays as a digest of
     their contents; `Unhashable` if it holds a large array."""
     if isinstance(arg, tuple):
-        return tuple(_hashable(a) for a in arg)
+        return tuple(hashable(a) for a in arg)
     if isinstance(arg, slice):
         return ("slice", arg.start, arg.stop, arg.step)
     if isinstance(arg, np.ndarray):

@@ -1,0 +1,166 @@
+"""Backward passes reused by structure (`numgrad.autograd.replay`): a pass over an
+autograd graph of a structure seen before rebuilds the gradients' lazy graph from the
+new saved values, without running the VJP rules, and gives what the rules give.
+
+Values are float64. A rebuilt pass is the recorded graph again, so it runs the same
+kernels: its gradients are compared exactly (rtol 0) with a pass that runs the rules;
+random programs are compared with autograd at the campaign's tolerances.
+"""
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import numgrad as ng
+from numgrad.autograd import replay
+from numgrad.autograd.graph import OpNode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import random_programs as rp  # noqa: E402
+
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture
+def rules(monkeypatch):
+    """Count the VJP rules run, and start with no recipe."""
+    replay.clear()
+    ran = []
+    apply = OpNode.apply
+    monkeypatch.setattr(OpNode, "apply", lambda node, g: ran.append(node.op.name) or
+                        apply(node, g))
+    return ran
+
+
+def _step(x, w, c=2.0):
+    return ((x @ w).tanh() * c + x.sum(axis=1, keepdims=True)).sum()
+
+
+def test_a_pass_of_a_structure_seen_before_runs_no_rule_and_gives_the_same_gradients(rules):
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 3))
+    grads = []
+    for step in range(3):
+        x = ng.tensor(a + step, requires_grad=True)
+        w = ng.tensor(b, requires_grad=True)
+        _step(x, w).backward()
+        grads.append((x.grad.numpy(), w.grad.numpy()))
+        assert bool(rules) == (step == 0), step
+        rules.clear()
+    replay.clear()  # the rules again, on the last step's values
+    x = ng.tensor(a + 2, requires_grad=True)
+    w = ng.tensor(b, requires_grad=True)
+    _step(x, w).backward()
+    assert rules
+    np.testing.assert_array_equal(grads[-1][0], x.grad.numpy())
+    np.testing.assert_array_equal(grads[-1][1], w.grad.numpy())
+
+
+def test_constants_the_rules_fold_are_part_of_the_structure(rules):
+    # d/dx sum(x * c) = c: the rule's g * c folds when g is the seed's constant ones.
+    x = ng.tensor(np.ones(3), requires_grad=True)
+    for c in (2.0, 3.0, 2.0):
+        (g,) = ng.grad((x * c).sum(), x)
+        np.testing.assert_array_equal(g.numpy(), [c] * 3)
+    assert rules == ["sum", "multiply", "sum", "multiply"]  # 2.0's pass is reused
+
+
+def test_which_saved_values_are_one_buffer_is_part_of_the_structure(rules):
+    # The same nodes and shapes: x times its own value, then x times another tensor.
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    w = ng.tensor([5.0, 7.0])
+    (g_same,) = ng.grad((x * x.detach()).sum(), x)
+    (g_other,) = ng.grad((x * w).sum(), x)
+    np.testing.assert_array_equal(g_same.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(g_other.numpy(), [5.0, 7.0])
+
+
+def test_gradients_accumulate_into_grad_across_reused_passes(rules):
+    x = ng.tensor([1.0, -2.0], requires_grad=True)
+    for _ in range(3):
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, -12.0])
+    assert rules == ["sum", "multiply"]
+
+
+@pytest.mark.parametrize("how", ["hook", "retain_grad", "create_graph"])
+def test_passes_with_hooks_retained_gradients_or_history_run_the_rules(rules, how):
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        y = x * 3
+        if how == "hook":
+            y.register_hook(lambda g: g * 2)
+        elif how == "retain_grad":
+            y.retain_grad()
+        y.sum().backward(create_graph=how == "create_graph")
+    assert rules.count("multiply") == 2
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0] if how == "hook" else [3.0, 3.0])
+
+
+def test_a_freed_graph_still_raises_the_retain_graph_error(rules):
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        y.backward()
+
+
+def test_a_pass_that_computes_as_it_goes_is_not_kept(rules):
+    """A graph realized for its depth during the pass (W2's long chains): its recipe
+    would miss the computed part, so such passes always run the rules."""
+    x = ng.tensor(0.5, requires_grad=True)
+    values = []
+    for _ in range(2):
+        p = ng.tensor(1.0)
+        for c in np.linspace(-1, 1, 200):
+            p = p * x + float(c)
+        values.append(ng.grad(p, x)[0].item())
+    assert rules.count("multiply") == 400 and values[0] == values[1]
+    assert None in replay._recipes.values()
+
+
+def test_replayed_passes_of_random_programs_match_autograd(monkeypatch):
+    """The campaign's programs (so its kernels, from the disk cache) on their inputs,
+    then on redrawn ones: the second pass is rebuilt, and must match autograd."""
+    replay.clear()
+    rebuilt = []
+    rebuild = replay.rebuild
+    monkeypatch.setattr(replay, "rebuild", lambda *a: rebuilt.append(1) or rebuild(*a))
+    checked = 0
+    for seed in range(7000, 7020):
+        base = rp.generate(seed)
+        other = rp.variant(base, 1)
+        if other is None:
+            continue
+        try:
+            rp.check_program(base, only=("grad",))
+            before = len(rebuilt)
+            found = rp.check_program(other, only=("grad",))
+        except rp.OracleError:
+            continue
+        assert not found, "\n\n".join(m.report() for m in found)
+        checked += len(rebuilt) > before
+    assert checked >= 15
+
+
+def test_a_row_replaced_in_the_table_is_used_at_the_next_pass(rules, monkeypatch):
+    x = ng.tensor([0.5, 1.0], requires_grad=True)
+    ng.grad(x.exp().sum(), x)
+    # A new rule for exp: its nodes have another rule, so the pass is another structure.
+    exp = ng.ops.TABLE["exp"]
+    monkeypatch.setitem(ng.ops.TABLE, "exp", dataclasses.replace(
+        exp, vjp=lambda g, out, x, _: (g * 2.0,)))
+    (g,) = ng.grad(x.exp().sum(), x)
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
+    # A new row for an operation the rules make (exp's own: g * out): the first pass's
+    # recipe is recorded again.
+    monkeypatch.setitem(ng.ops.TABLE, "exp", exp)
+    rules.clear()
+    monkeypatch.setitem(ng.ops.TABLE, "multiply", dataclasses.replace(
+        ng.ops.TABLE["multiply"]))
+    (g,) = ng.grad(x.exp().sum(), x)
+    assert rules == ["sum", "exp"]
