@@ -70,7 +70,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
     """A node for `op`, with constants folded: work on constants gives a constant.
 
     One pass over `srcs` finds both the depth and whether all are constants: this
-    runs for every recorded operation.
+    runs for every recorded operation. While `MADE` is a list, each call is noted in
+    it.
     """
     depth, folds = 0, bool(srcs)
     for s in srcs:
@@ -78,19 +79,24 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             depth = s.depth
         if folds and (s.op.kind != CONST or s.realized is not None):
             folds = False
-    if folds:
-        if op.kind in ELEMENTWISE:
-            with np.errstate(all="ignore"):
-                value = dtype.type(srcs[0].arg) if op.kind == CAST \
-                    else op.ref(*(s.arg for s in srcs))
-            return LazyBuffer.const(value, shape, dtype, device)
-        if op.name in ("reshape", "permute", "expand", "copy"):
-            return LazyBuffer.const(srcs[0].arg, shape, dtype, device)
-    buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
-    buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
-    buf.device, buf.realized, buf.depth = device, None, depth + 1
+    if folds and op.kind in ELEMENTWISE:
+        with np.errstate(all="ignore"):
+            value = dtype.type(srcs[0].arg) if op.kind == CAST \
+                else op.ref(*(s.arg for s in srcs))
+        buf = LazyBuffer.const(value, shape, dtype, device)
+    elif folds and op.name in ("reshape", "permute", "expand", "copy"):
+        buf = LazyBuffer.const(srcs[0].arg, shape, dtype, device)
+    else:
+        buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
+        buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
+        buf.device, buf.realized, buf.depth = device, None, depth + 1
+    if MADE is not None:
+        MADE.append((buf, op, srcs, arg))
     return buf
 
 
+#: While a backward pass is recorded for reuse (`numgrad.autograd.replay`), the list
+#: `make` notes each call in, as (buffer, op, srcs, arg); None otherwise.
+MADE: list | None = None
 _new = object.__new__
 _CONST = TABLE["const"]

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from numgrad import engine, numpy_api, tracing
+from numgrad import engine, lazy, numpy_api, tracing
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
@@ -64,11 +64,19 @@ class TensorBase:
         engine.realize(self._buf)
         return self
 
+    def _read(self, what: str) -> None:
+        """Compute the value, to be read: a trace refuses that (`what` says why), and a
+        backward pass being recorded for reuse is then not kept (its rules' result
+        would hold the value: `numgrad.autograd.replay`)."""
+        if tracing.ACTIVE:
+            tracing.check_read(what)
+        if lazy.MADE is not None:
+            lazy.MADE.append(None)
+        self.realize()
+
     def numpy(self) -> np.ndarray:
         """A NumPy copy of the value; changing it never changes the tensor."""
-        if tracing.ACTIVE:
-            tracing.check_read("a value was read (.numpy(), .item(), float(), bool(), ...)")
-        self.realize()
+        self._read("a value was read (.numpy(), .item(), float(), bool(), ...)")
         return self.device.backend.to_numpy(self._buf.realized)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -132,9 +140,7 @@ class TensorBase:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The value as a DLPack capsule, sharing this tensor's memory where its target
         can (numgrad never writes a computed buffer; the consumer must not either)."""
-        if tracing.ACTIVE:
-            tracing.check_read("__dlpack__ reads a value")
-        self.realize()
+        self._read("__dlpack__ reads a value")
         return self.device.backend.dlpack(self._buf.realized, stream=stream,
                                           max_version=max_version, dl_device=dl_device,
                                           copy=copy)
@@ -150,9 +156,7 @@ class TensorBase:
         if self.device != "cuda":
             raise AttributeError("only CUDA tensors have __cuda_array_interface__; this one "
                                  f"is on '{self.device}'")
-        if tracing.ACTIVE:
-            tracing.check_read("__cuda_array_interface__ reads a value")
-        self.realize()
+        self._read("__cuda_array_interface__ reads a value")
         return self._buf.realized.__cuda_array_interface__
 
     def __len__(self) -> int:

@@ -190,10 +190,11 @@ def _propagate_or_replay(outputs, seeds, waiting: dict[Node, int], order: list[N
         for i, ref in recipe.delivered:
             deliver(order[i], wrap(bufs[ref]))
         return
-    delivered = [] if recipe is False else None  # a new structure: record its recipe
-    _propagate(outputs, seeds, waiting, deliver, delivered)
-    if delivered is not None:
-        replay.remember(key, starts, delivered)
+    if recipe is False:  # a new structure: run the rules, and record what they make
+        replay.record(lambda delivered: _propagate(outputs, seeds, waiting, deliver,
+                                                   delivered), key, starts)
+    else:
+        _propagate(outputs, seeds, waiting, deliver)
 
 
 def _call_hooks(node: Node, grad):

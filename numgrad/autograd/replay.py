@@ -7,9 +7,11 @@ A pass is keyed by its needed nodes in the engine's order: each node's rule,
 argument and edges, and the buffers it starts from (the seeds, and each node's saved
 inputs and output), by shape, dtype, device and which of them are one buffer. A
 constant among those is keyed by its value too: the rules' work on constants is
-folded as it is recorded (`numgrad.lazy.make`), so the recipe holds its result. A pass
-that computes anything (a graph realized for its depth) or meets a computed buffer it
-did not start from is not kept.
+folded as it is recorded (`numgrad.lazy.make`), and the recipe holds each `make` call
+(a folded one is folded again, from the new values). A recorded pass notes what it
+makes as it goes (`lazy.MADE`), so one that computes some of it on the way (a graph
+realized for its depth) is rebuilt computing at the same points; one whose gradients
+need a buffer from elsewhere (an array loaded during the pass) is not kept.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from numgrad import engine
+from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.engine.reuse import Unhashable, hashable
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
@@ -29,6 +31,7 @@ CAPACITY = 256
 
 _recipes: OrderedDict[tuple, Recipe | None] = OrderedDict()
 _lock = threading.Lock()
+_recording = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +97,23 @@ def recall(key) -> Recipe | None | bool:
     return recipe
 
 
-def remember(key, starts: list[LazyBuffer], delivered: list[tuple[int, LazyBuffer]]
-             ) -> None:
-    """Keep the recipe of the pass that, from `starts`, handed out `delivered`
-    (node position, gradient buffer)."""
-    recipe = _recipe(starts, delivered)
+def record(run, key, starts: list[LazyBuffer]) -> None:
+    """Run the pass `run(delivered)`, which appends each gradient it hands to a node to
+    `delivered` as (node position, buffer), noting what it makes (`lazy.MADE`); keep
+    its recipe under `key`. One thread records at a time (the note is global): while
+    another does, the pass just runs."""
+    if not _recording.acquire(blocking=False):
+        run(None)
+        return
+    made: list = []
+    delivered: list = []
+    try:
+        lazy.MADE = made
+        run(delivered)
+    finally:
+        lazy.MADE = None
+        _recording.release()
+    recipe = _recipe(starts, made, delivered)
     with _lock:
         _recipes[key] = recipe
         if len(_recipes) > CAPACITY:
@@ -126,30 +141,40 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
     return bufs
 
 
-def _recipe(starts: list[LazyBuffer], delivered) -> Recipe | None:
+def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
+    """The recipe of a pass from `starts` that `made` buffers (`lazy.MADE`'s notes) and
+    handed out `delivered`; None if it read a value (a None note) or a gradient needs a
+    buffer from elsewhere (an array loaded during the pass)."""
+    if None in made:  # a value was read: what the rules made may depend on it
+        return None
     ref: dict[LazyBuffer, int] = {}
     for i, buf in enumerate(starts):
         ref.setdefault(buf, i)
-    found: list[LazyBuffer] = []
-    seen: set[LazyBuffer] = set()
+    how = {note[0]: note for note in made}
+    needed: set[LazyBuffer] = set()
     stack = [buf for _, buf in delivered]
-    while stack:  # what the pass made: everything reached before a starting buffer
+    while stack:  # what the gradients need, back to the starting buffers
         buf = stack.pop()
-        if buf in ref or buf in seen:
+        if buf in ref or buf in needed:
             continue
-        if buf.realized is not None:
-            return None  # a computed buffer the pass did not start from
-        seen.add(buf)
-        found.append(buf)
-        stack.extend(buf.srcs)
-    found.sort(key=lambda b: b.depth)  # sources first
-    made = []
-    for buf in found:
-        ref[buf] = len(starts) + len(made)
-        if buf.op.kind == CONST:
-            made.append((None, buf.arg, buf.shape, buf.dtype, buf.device, ()))
-        else:
-            made.append((buf.op, buf.arg, buf.shape, buf.dtype, buf.device,
-                         tuple([ref[s] for s in buf.srcs])))
-    ops = tuple({id(m[0]): m[0] for m in made if m[0] is not None}.values())
-    return Recipe(len(starts), tuple(made), tuple((i, ref[buf]) for i, buf in delivered), ops)
+        if buf in how:
+            stack.extend(how[buf][2])
+        elif buf.op.kind != CONST or buf.realized is not None:
+            return None
+        needed.add(buf)  # made here, or a constant the rules wrote
+    recipe: list[tuple] = []
+
+    def refer(buf: LazyBuffer) -> int:
+        if buf not in ref:  # a constant the rules wrote (made notes come in order)
+            ref[buf] = len(starts) + len(recipe)
+            recipe.append((None, buf.arg, buf.shape, buf.dtype, buf.device, ()))
+        return ref[buf]
+
+    for buf, op, srcs, arg in made:
+        if buf in needed and buf not in ref:
+            refs = tuple([refer(s) for s in srcs])
+            ref[buf] = len(starts) + len(recipe)
+            recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs))
+    handed = tuple((i, refer(buf)) for i, buf in delivered)
+    ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
+    return Recipe(len(starts), tuple(recipe), handed, ops)
