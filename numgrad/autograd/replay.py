@@ -5,13 +5,12 @@ kept as a recipe and made again from the new graph's saved values at later steps
 
 A pass is keyed by its needed nodes in the engine's order: each node's rule,
 argument and edges, and the buffers it starts from (the seeds, and each node's saved
-inputs and output), by shape, dtype, device and which of them are one buffer. A
-constant among those is keyed by its value too: the rules' work on constants is
-folded as it is recorded (`numgrad.lazy.make`), and the recipe holds each `make` call
-(a folded one is folded again, from the new values). A recorded pass notes what it
-makes as it goes (`lazy.MADE`), so one that computes some of it on the way (a graph
-realized for its depth) is rebuilt computing at the same points; one whose gradients
-need a buffer from elsewhere (an array loaded during the pass) is not kept.
+inputs and output), by shape, dtype, device and which of them are one buffer. The
+recipe is the rules' `numgrad.lazy.make` calls, noted as the pass records them
+(`lazy.MADE`): made again on new buffers, work on constants folds again, from their new
+values. So a pass that computes some of its graph on the way (realized for its depth)
+is rebuilt computing at the same points. One whose rules read a value, or whose
+gradients need a buffer from elsewhere (an array loaded during the pass), is not kept.
 """
 
 from __future__ import annotations
@@ -79,9 +78,7 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
     first: dict[LazyBuffer, int] = {}
     described = []
     for i, buf in enumerate(starts):
-        same = first.setdefault(buf, i)
-        value = buf.arg if buf.op.kind == CONST and buf.realized is None else None
-        described.append((buf.shape, buf.dtype, buf.device.type, same, value))
+        described.append((buf.shape, buf.dtype, buf.device.type, first.setdefault(buf, i)))
     return (tuple(nodes), tuple([position.get(r, -1) for r in roots]),
             tuple(described)), starts
 
