@@ -155,7 +155,14 @@ def _with_args(step: Launch | Call, values: list):
 
 def hashable(arg):
     """`arg` as a hashable value: slices as tuples, small index arrays as a digest of
-    their contents; `Unhashable` if it holds a large array."""
+    their contents; `Unhashable` if it holds a large array. (Most arguments, axes and
+    shapes, are hashable already: tried first.)"""
+    try:
+        hash(arg)
+    except TypeError:
+        pass
+    else:
+        return arg
     if isinstance(arg, tuple):
         return tuple(hashable(a) for a in arg)
     if isinstance(arg, slice):
@@ -164,8 +171,4 @@ def hashable(arg):
         if arg.size > MAX_KEYED_INDEX:
             raise Unhashable
         return ("array", arg.dtype.str, arg.shape, hashlib.blake2b(arg.tobytes()).digest())
-    try:
-        hash(arg)
-    except TypeError:
-        raise Unhashable from None
-    return arg
+    raise Unhashable
