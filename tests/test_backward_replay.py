@@ -9,6 +9,7 @@ random programs are compared with autograd at the campaign's tolerances.
 
 import dataclasses
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -179,3 +180,31 @@ def test_a_row_replaced_in_the_table_is_used_at_the_next_pass(rules, monkeypatch
         ng.ops.TABLE["multiply"]))
     (g,) = ng.grad(x.exp().sum(), x)
     assert rules == ["sum", "exp"]
+
+
+def test_threads_record_and_rebuild_passes_side_by_side():
+    """One thread records at a time (its note of what the rules make is global); the
+    others run their rules or rebuild, and every gradient is right (to 1e-12)."""
+    replay.clear()
+    errors = []
+
+    def work(seed):
+        try:
+            r = np.random.default_rng(seed)
+            for _ in range(5):
+                a, b = r.standard_normal((4, 3)), r.standard_normal((3, 2))
+                x = ng.tensor(a, requires_grad=True)
+                w = ng.tensor(b, requires_grad=True)
+                (gx, gw) = ng.grad(((x @ w).tanh() * 1.5).sum(), (x, w))
+                d = 1.5 * (1 - np.tanh(a @ b) ** 2)
+                np.testing.assert_allclose(gx.numpy(), d @ b.T, rtol=1e-12)
+                np.testing.assert_allclose(gw.numpy(), a.T @ d, rtol=1e-12)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
