@@ -222,14 +222,15 @@ def _reshape(x: TensorBase, shape: tuple[int, ...]):
     if x._node is None or not is_grad_enabled():
         # No history to record (a backward pass's own reshapes): a reshape of a pending
         # reshape reshapes its source, and one to the same shape is that value.
-        if x._buf.realized is None and x._buf.op is _RESHAPE:
+        buf = x._buf
+        if buf.realized is None and buf.op is _RESHAPE:
+            buf = buf.srcs[0]
+        if buf is not x._buf or buf.shape == shape:
             if tracing.ACTIVE:
                 tracing.saw((x,))
-            x = type(x)._wrap(x._buf.srcs[0])
-        if x._buf.shape == shape:
-            if tracing.ACTIVE:
-                tracing.saw((x,))
-            return type(x)._wrap(x._buf)
+            x = type(x)._wrap(buf)
+            if buf.shape == shape:
+                return x
     return _apply("reshape", (x,), shape, shape, x.dtype)
 
 

@@ -37,12 +37,10 @@ _recording = threading.Lock()
 class Recipe:
     """The buffers a backward pass made, from the buffers it started from: `made` has
     ``(op, arg, shape, dtype, device, refs)`` per buffer, in an order that makes sources
-    first (``op`` None: a constant whose value is ``arg``); a ref below the number of
-    starting buffers is one of those, the others the made buffer ``ref - starts``.
-    `delivered` has, per gradient handed to a node (a leaf's, an input's), the node's
-    position and the gradient's ref."""
+    first (``op`` None: a constant whose value is ``arg``); refs number the starting
+    buffers first, then the made ones. `delivered` has, per gradient handed to a node
+    (a leaf's, an input's), the node's position and the gradient's ref."""
 
-    starts: int
     made: tuple[tuple, ...]
     delivered: tuple[tuple[int, int], ...]
     #: the table rows it makes buffers of (a row replaced since: not reused)
@@ -174,4 +172,4 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
             recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs))
     handed = tuple((i, refer(buf)) for i, buf in delivered)
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
-    return Recipe(len(starts), tuple(recipe), handed, ops)
+    return Recipe(tuple(recipe), handed, ops)
