@@ -3,6 +3,11 @@
 `benchmarks.peers`), and the first result of a never-seen program.
 
     python tools/eager_table.py          (PyTorch rows where torch is importable)
+    python tools/eager_table.py --numgrad-only
+
+``--numgrad-only`` prints numgrad's three times alone, for old and new code run in
+turns (``PYTHONPATH=<an old checkout> python tools/eager_table.py --numgrad-only``
+imports that numgrad).
 
 W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
 derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
@@ -34,10 +39,15 @@ def torch_steps() -> list:
     return list(eager_steps(torch, torch.nn.functional, np.random.default_rng(0)))
 
 
-def main() -> None:
+def main(numgrad_only: bool = False) -> None:
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10"]
     per = [398, 1, 1]
     ours = eager_steps(ng, ng.nn.functional, np.random.default_rng(0))
+    if numgrad_only:
+        times = [time_interleaved([step], budget=3.0)[0] for step in ours]
+        print(f"numgrad {Path(ng.__file__).parent}: " + ", ".join(
+            f"{name} {t / n * 1e6:.1f}us" for name, t, n in zip(names, times, per)))
+        return
     pytorch = PeerProcess("torch", "eager_table:torch_steps") \
         if importlib.util.find_spec("torch") is not None else None
     print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
@@ -54,4 +64,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(numgrad_only="--numgrad-only" in sys.argv[1:])
