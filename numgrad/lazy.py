@@ -16,17 +16,19 @@ class LazyBuffer:
 
     Once realized, a buffer drops its sources, so a realized graph is just its
     arrays. ``arg`` holds the operation's static argument (axes, a shape, an
-    index key, a constant's value).
+    index key, a constant's value). ``sig`` is the engine's number for what the node
+    is, less its sources (`numgrad.engine.reuse.signature`), found when first walked
+    (or given by the backward recipe that made it again).
     """
 
     __slots__ = ("op", "srcs", "arg", "shape", "dtype", "device", "realized", "depth",
-                 "__weakref__")
+                 "sig", "__weakref__")
 
     def __init__(self, op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape: tuple[int, ...],
                  dtype: np.dtype, device, realized=None):
         self.op, self.srcs, self.arg = op, srcs, arg
         self.shape, self.dtype, self.device = shape, dtype, device
-        self.realized = realized
+        self.realized, self.sig = realized, None
         if realized is not None:
             self.depth = 0
         else:
@@ -43,7 +45,7 @@ class LazyBuffer:
         buf = _new(cls)  # __init__ written out: one per scalar operand recorded
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _CONST, (), dtype.type(value), \
             tuple(shape), dtype
-        buf.device, buf.realized, buf.depth = device, None, 1
+        buf.device, buf.realized, buf.depth, buf.sig = device, None, 1, None
         return buf
 
     @property
@@ -89,7 +91,7 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
     else:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
-        buf.device, buf.realized, buf.depth = device, None, depth + 1
+        buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
     if MADE is not None:
         MADE.append((buf, op, srcs, arg))
     return buf

@@ -231,6 +231,45 @@ def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(mo
         assert rec.kernels_compiled == 0 or i == 0
 
 
+def test_signatures_numbered_anew_after_the_table_is_emptied_never_mix_schedules(
+        monkeypatch):
+    # The numbers of node signatures are never reused: emptying the full table
+    # (reuse.MAX_NUMBERS) only costs misses, even for pending nodes walked again that
+    # kept their old numbers, and graphs of other structures never share a schedule.
+    monkeypatch.setattr(reuse, "MAX_NUMBERS", 3)
+    reuse.clear()
+    a = rng.standard_normal((2, 3))
+    for i in range(6):
+        x = ng.tensor(a + i)
+        shared = (x * 2.0).exp()  # pending, walked by both realizations below
+        first = (shared + 1.0).sum(axis=i % 2)
+        first.numpy()
+        second = shared * x if i % 3 else (shared - x).tanh()
+        np.testing.assert_allclose(first.numpy(), (np.exp((a + i) * 2) + 1).sum(i % 2),
+                                   rtol=1e-12)
+        want = np.exp((a + i) * 2) * (a + i) if i % 3 else np.tanh(np.exp((a + i) * 2) - a - i)
+        np.testing.assert_allclose(second.numpy(), want, rtol=1e-12)
+
+
+def test_a_prepared_replay_counts_what_a_run_step_by_step_counts(numba_cpu):
+    # Replays count their movements, gathers, scatter-adds and matmuls with the plan
+    # (engine.prepared): an eager loop counts the same at every step, whether its
+    # schedule runs step by step (the first two steps) or replays prepared.
+    reuse.clear()
+    w = ng.tensor(rng.standard_normal((4, 3)))
+    counts = []
+    for i in range(4):
+        x = ng.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+        with ng.engine.record() as rec:
+            # a reshape of a transpose (a copy), a matmul, a gather with a repeated
+            # index (its gradient a scatter-add), a constant filled in (the seed)
+            loss = ((x.T.reshape(4, 5).T @ w).tanh()[[0, 2, 2]] * (i + 1.0)).sum()
+            loss.backward()
+            x.grad.numpy()
+        counts.append((rec.kernels_launched, rec.bytes_allocated))
+    assert counts == [counts[0]] * 4, counts
+
+
 def test_a_prepared_schedule_runs_step_by_step_for_sources_laid_out_otherwise(monkeypatch,
                                                                               numba_cpu):
     reuse.clear()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
-from numgrad.engine.reuse import Unhashable, hashable
+from numgrad.engine.reuse import Unhashable, hashable, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -36,9 +36,11 @@ _recording = threading.Lock()
 @dataclass(frozen=True, slots=True)
 class Recipe:
     """The buffers a backward pass made, from the buffers it started from: `made` has
-    ``(op, arg, shape, dtype, device, refs)`` per buffer, in an order that makes sources
-    first (``op`` None: a constant whose value is ``arg``); refs number the starting
-    buffers first, then the made ones. `delivered` has, per gradient handed to a node
+    ``(op, arg, shape, dtype, device, refs, sig)`` per buffer, in an order that makes
+    sources first (``op`` None: a constant whose value is ``arg``); refs number the
+    starting buffers first, then the made ones; ``sig`` is the buffer's signature
+    (`numgrad.engine.reuse.signature`), which a buffer made again as recorded (not
+    folded) takes without finding it again. `delivered` has, per gradient handed to a node
     (a leaf's, an input's), the node's position and the gradient's ref."""
 
     made: tuple[tuple, ...]
@@ -125,11 +127,13 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
     """The buffers of `recipe` made from `starts`: the starting buffers, then the made
     ones (a node deeper than `MAX_DEPTH` is computed when made, as when recorded)."""
     bufs = list(starts)
-    for op, arg, shape, dtype, device, refs in recipe.made:
+    for op, arg, shape, dtype, device, refs, sig in recipe.made:
         if op is None:
             bufs.append(LazyBuffer.const(arg, shape, dtype, device))
             continue
         buf = make(op, tuple([bufs[r] for r in refs]), arg, shape, dtype, device)
+        if buf.op is op:
+            buf.sig = sig
         if buf.depth > MAX_DEPTH:
             engine.realize(buf)
         bufs.append(buf)
@@ -162,14 +166,16 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
     def refer(buf: LazyBuffer) -> int:
         if buf not in ref:  # a constant the rules wrote (made notes come in order)
             ref[buf] = len(starts) + len(recipe)
-            recipe.append((None, buf.arg, buf.shape, buf.dtype, buf.device, ()))
+            recipe.append((None, buf.arg, buf.shape, buf.dtype, buf.device, (), None))
         return ref[buf]
 
     for buf, op, srcs, arg in made:
         if buf in needed and buf not in ref:
             refs = tuple([refer(s) for s in srcs])
             ref[buf] = len(starts) + len(recipe)
-            recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs))
+            sig = signature(op, arg, buf.shape, buf.dtype, buf.device, len(refs)) \
+                if buf.op is op else None
+            recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs, sig))
     handed = tuple((i, refer(buf)) for i, buf in delivered)
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
     return Recipe(tuple(recipe), handed, ops)

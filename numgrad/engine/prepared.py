@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 from numgrad.engine import counters
-from numgrad.engine.launch import bind, run, run_call
+from numgrad.engine.launch import bind, run
 from numgrad.engine.steps import Call, Launch, Schedule
 from numgrad.kernels.host import basic_key
 
@@ -52,7 +52,7 @@ class PreparedPlan:
         for slot, array in fixed.items():
             self.static[slot] = array
         self.steps: list[tuple] = []
-        launched = allocated = 0
+        launched = called = allocated = 0
         parallel = False  # whether a kernel needs the thread count (`cpu.threads`)
         for index, (step, record) in enumerate(launches):
             if isinstance(step, Call):
@@ -62,11 +62,17 @@ class PreparedPlan:
                     self.static[step.output] = getattr(backend, step.op)(
                         self.static[step.inputs[0]], step.arg)
                     continue
-                into = _into(step, arrays[step.output], fresh)
+                result = arrays[step.output]
+                into = _into(step, result, fresh)
                 if into:  # a value the plan keeps, computed into its own buffer
                     info = plan.slots[step.output]
                     self.static[step.output] = np.zeros(info.shape, info.dtype)
-                self.steps.append((index, "view" if view else "into" if into else "call"))
+                if not view and (into or not backend.is_view(result)):  # `run_call`'s count
+                    called += 1
+                    allocated += 0 if into else result.nbytes
+                how = "view" if view else "into" if into else \
+                    "full" if step.op == "full" else "call"
+                self.steps.append((index, how, getattr(backend, step.op)))
                 continue
             outputs = []  # slots allocated at each call
             for slot in step.outputs:
@@ -110,7 +116,7 @@ class PreparedPlan:
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
-        self.counts = dict(kernels_launched=launched, cache_hits=launched,
+        self.counts = dict(kernels_launched=launched + called, cache_hits=launched,
                            bytes_allocated=allocated)
 
     @classmethod
@@ -144,18 +150,16 @@ class PreparedPlan:
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
         for step in self.steps:
-            if len(step) == 2:  # a call: a view of this call's values costs no count
-                index, how = step
+            if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
+                index, how, fn = step
                 call = plan.steps[index]
-                if how == "view":
-                    arrays[call.output] = getattr(backend, call.op)(
-                        arrays[call.inputs[0]], call.arg)
-                elif how == "into":
-                    getattr(backend, call.op)(*(arrays[s] for s in call.inputs), call.arg,
-                                              out=arrays[call.output])
-                    counters.count(kernels_launched=1)
+                if how == "into":
+                    fn(*[arrays[s] for s in call.inputs], call.arg, out=arrays[call.output])
+                elif how == "full":
+                    info = plan.slots[call.output]
+                    arrays[call.output] = fn(info.shape, call.arg, info.dtype)
                 else:
-                    run_call(call, plan, arrays)
+                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], call.arg)
                 continue
             kernel, outputs, arguments, holes, threads_at, index = step
             for slot in outputs:

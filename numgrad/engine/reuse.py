@@ -3,7 +3,9 @@ operations, shapes, dtypes and devices; new values) schedules it once.
 
 `walk` orders the pending graph and writes its structure as a hashable key:
 each node's operation, static argument, shape, dtype, device and sources (by position),
-with constants' values and computed buffers' contents left out. A remembered schedule
+with constants' values and computed buffers' contents left out. A node's description
+is numbered once (`signature`) and the number kept on it, so the key is a flat tuple
+of integers, cheap to hash and compare. A remembered schedule
 is rebound to a new graph of that structure by position: its slots to the new buffers,
 its scalar arguments to the new constants' values. Index arrays (integer-array
 indexing) are part of the structure, by their contents; a graph holding a large one
@@ -12,8 +14,8 @@ is not remembered.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+import itertools
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -67,8 +69,11 @@ def walk(targets: list[LazyBuffer]) -> Walk:
     sources before consumers), the computed buffers they read, and the key of their
     structure (None if an argument holds a large index array).
 
-    Buffers are their own keys (by identity: LazyBuffer defines no equality), which
-    is faster than keying by ``id``: this runs at every realization.
+    The key is flat: per node its signature (`signature`, which counts its sources)
+    then the positions of its sources; then the computed buffers' descriptions, and
+    the targets' positions. Buffers are their own keys (by identity: LazyBuffer
+    defines no equality), which is faster than keying by ``id``: this runs at every
+    realization.
     """
     order: list[LazyBuffer] = []
     seen: set[LazyBuffer] = set()
@@ -86,27 +91,54 @@ def walk(targets: list[LazyBuffer]) -> Walk:
                 stack.append(s)
     order.sort(key=_depth)
     sources: list[LazyBuffer] = []
-    nodes: list[tuple] = []
+    nodes: list[int] = []
     # nodes of `order`, then computed buffers
     position: dict[LazyBuffer, int] = {buf: i for i, buf in enumerate(order)}
     keyed = True
     for buf in order:
-        refs = []
+        sig = buf.sig
+        if sig is None:
+            sig = buf.sig = signature(buf.op, buf.arg, buf.shape, buf.dtype, buf.device,
+                                      len(buf.srcs))
+        keyed = keyed and sig >= 0
+        nodes.append(sig)
         for s in buf.srcs:
             ref = position.get(s)
             if ref is None:  # a computed buffer
                 ref = position[s] = -1 - len(sources)
                 sources.append(s)
-                nodes.append((s.shape, s.dtype, s.device.type))
-            refs.append(ref)
-        if keyed:
-            try:
-                arg = None if buf.op.kind == CONST or buf.arg is None else hashable(buf.arg)
-                nodes.append((buf.op.name, arg, buf.shape, buf.dtype, buf.device.type, *refs))
-            except Unhashable:
-                keyed = False
-    key = (tuple(nodes), tuple([position[t] for t in targets])) if keyed else None
+            nodes.append(ref)
+    key = (tuple(nodes), tuple([_intern((s.shape, s.dtype, s.device.type)) for s in sources]),
+           tuple([position[t] for t in targets])) if keyed else None
     return Walk(order, sources, key)
+
+
+def signature(op, arg, shape, dtype, device, arity: int) -> int:
+    """The number of a node's structure, less its sources' identities: its operation,
+    static argument (not a constant's value), shape, dtype, device type and number of
+    sources; -1 if the argument holds a large index array."""
+    try:
+        arg = None if op.kind == CONST or arg is None else hashable(arg)
+    except Unhashable:
+        return -1
+    return _intern((op.name, arg, shape, dtype, device.type, arity))
+
+
+#: Descriptions numbered so far. Numbers are never reused: when the table is full it is
+#: emptied, and a description seen again gets a new number (a node that kept the old
+#: one then keys a schedule that no new graph matches, which is only a miss).
+_numbers: dict[tuple, int] = {}
+_next_number = itertools.count()
+MAX_NUMBERS = 1 << 16
+
+
+def _intern(description: tuple) -> int:
+    number = _numbers.get(description)
+    if number is None:
+        if len(_numbers) >= MAX_NUMBERS:
+            _numbers.clear()
+        number = _numbers[description] = next(_next_number)
+    return number
 
 
 _depth = operator.attrgetter("depth")
@@ -122,7 +154,8 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     at = walk.order + walk.sources[::-1]  # position p at at[p] (as `walk[p]`, faster)
     steps = tuple(step if not refs else _with_args(step, [at[p].arg for p in refs])
                   for step, refs in zip(entry.plan.steps, entry.args))
-    plan = dataclasses.replace(entry.plan, steps=steps)
+    old = entry.plan  # (the constructor: dataclasses.replace takes longer)
+    plan = Schedule(steps, old.slots, old.sources, old.uploads, old.memo)
     return plan, [at[p] if isinstance(p, int) else p for p in entry.slots]
 
 
