@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from numgrad.ops import CAST, CONST, ELEMENTWISE, TABLE, Primitive
+from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY, Primitive
 
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
@@ -69,7 +71,9 @@ class LazyBuffer:
 
 
 def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device) -> LazyBuffer:
-    """A node for `op`, with constants folded: work on constants gives a constant.
+    """A node for `op`, with constants folded: work on constants gives a constant, and
+    elementwise work of one element on computed values is computed at once
+    (`AT_ONCE`).
 
     One pass over `srcs` finds both the depth and whether all are constants: this
     runs for every recorded operation. While `MADE` is a list, each call is noted in
@@ -88,7 +92,9 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
         buf = LazyBuffer.const(value, shape, dtype, device)
     elif folds and op.name in ("reshape", "permute", "expand", "copy"):
         buf = LazyBuffer.const(srcs[0].arg, shape, dtype, device)
-    else:
+    elif depth > 1 or op.kind not in _AT_ONCE_KINDS or not AT_ONCE or TRACING or \
+            device.type != "cpu" or shape.count(1) != len(shape) or \
+            (buf := _at_once(op, srcs, shape, dtype, device)) is None:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
@@ -97,8 +103,56 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
     return buf
 
 
+#: Elementwise work of one element (shape ``()``, ``(1,)``, ...) on the CPU whose
+#: operands are computed (realized, or constants), floating or boolean, is computed
+#: when recorded, by the expression the kernels inline (`Primitive.expr`) on Python
+#: scalars: a loop of scalar operations (W2) costs what Python's arithmetic costs,
+#: not a walk, a schedule and a launch per realization. Where Python raises (1 / 0,
+#: log(0), an overflow) or gives a complex number, NumPy's reference gives the value,
+#: inf or nan as kernels do. Not while ``ng.jit`` traces (`TRACING`): a trace records
+#: everything. Tests of the lazy engine on scalar graphs turn it off.
+AT_ONCE = True
+#: Whether a thread traces for ng.jit (set by `numgrad.tracing`).
+TRACING = False
+_AT_ONCE_KINDS = frozenset({UNARY, BINARY, TERNARY})
+#: per primitive name: (the row, its expression as a Python function)
+_expressions: dict[str, tuple[Primitive, object]] = {}
+
+
+def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
+    """`op` on `srcs`, computed into a realized buffer; None if an operand is not
+    computed, or is neither floating nor boolean (integers wrap in kernels)."""
+    values = []
+    for s in srcs:
+        if s.dtype.kind not in "fb":
+            return None
+        if s.realized is not None:
+            values.append(s.realized.item())
+        elif s.op.kind == CONST:
+            values.append(s.arg.item())
+        else:
+            return None
+    known = _expressions.get(op.name)
+    if known is None or known[0] is not op:  # (a row replaced at run time: its own)
+        if not op.expr:
+            return None
+        # (the table's own code, as the kernel generator inlines it)
+        known = _expressions[op.name] = op, eval(
+            f"lambda {', '.join('xyz'[:len(srcs)])}: {op.expr}", {"math": math, "np": np})
+    try:
+        array = np.array(known[1](*values), dtype)
+    except (ArithmeticError, ValueError, TypeError):
+        with np.errstate(all="ignore"):
+            array = np.array(op.ref(*values), dtype)
+    buf = _new(LazyBuffer)
+    buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _LOAD, (), None, tuple(shape), dtype
+    buf.device, buf.realized, buf.depth, buf.sig = device, \
+        array.reshape(shape) if shape else array, 0, None
+    return buf
+
+
 #: While a backward pass is recorded for reuse (`numgrad.autograd.replay`), the list
 #: `make` notes each call in, as (buffer, op, srcs, arg); None otherwise.
 MADE: list | None = None
 _new = object.__new__
-_CONST = TABLE["const"]
+_CONST, _LOAD = TABLE["const"], TABLE["load"]

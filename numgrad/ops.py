@@ -209,7 +209,8 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
       "1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))",
       lambda g, out, x, _: (g * out * (1 - out),), lambda a: 1 / (1 + np.exp(-a)),
       floating=True),
-    P("sign", UNARY, "(1 if x > 0 else (-1 if x < 0 else x))", _zero, np.sign),
+    # (x * 0 + 0: NaN stays NaN, and -0.0 gives 0.0, as in NumPy)
+    P("sign", UNARY, "(1 if x > 0 else (-1 if x < 0 else x * 0 + 0))", _zero, np.sign),
     P("floor", UNARY, "np.floor(x)", _zero, np.floor),
     P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
     P("rint", UNARY, "np.rint(x)", _zero, np.round),  # ng.round: integers pass through

@@ -17,6 +17,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 
+from numgrad import lazy
 from numgrad.lazy import LazyBuffer
 
 #: True while any thread traces: the recording layer's hooks test only this flag.
@@ -80,14 +81,14 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
     _local.tracer = tracer
     with _count_lock:
         _tracing_threads += 1
-        ACTIVE = True
+        ACTIVE = lazy.TRACING = True
     try:
         yield tracer
     finally:
         _local.tracer = outer
         with _count_lock:
             _tracing_threads -= 1
-            ACTIVE = _tracing_threads > 0
+            ACTIVE = lazy.TRACING = _tracing_threads > 0
 
 
 def check_read(what: str) -> None:

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 
 import numgrad as ng
-from numgrad import primitives
+from numgrad import lazy, primitives
 from numgrad.autograd.backward import run_backward
 from numgrad.engine import reuse
 from numgrad.engine.schedule import schedule
@@ -119,8 +119,9 @@ class Planning:
     param_names = ["n"]
 
     def setup(self, n):
-        self._depth = primitives.MAX_DEPTH
+        self._depth, self._at_once = primitives.MAX_DEPTH, lazy.AT_ONCE
         primitives.MAX_DEPTH = 10**6  # one graph, not realized in pieces
+        lazy.AT_ONCE = False  # scalars recorded, not computed when recorded
         x = ng.tensor(0.7, requires_grad=True)
         p = horner(x, np.resize(COEFFS, n + 1))
         (g,) = run_backward(p, None, x, accumulate=False, retain_graph=False,
@@ -131,7 +132,7 @@ class Planning:
         self.nodes, self.steps = rec.nodes_scheduled, rec.scheduler_steps
 
     def teardown(self, n):
-        primitives.MAX_DEPTH = self._depth
+        primitives.MAX_DEPTH, lazy.AT_ONCE = self._depth, self._at_once
 
     def _plan(self):
         reuse.clear()  # plan afresh, as for a graph never seen

@@ -22,8 +22,8 @@ ARRAYS = "numpy"
 #: NumPy forms (over operands ``x``, ``y``, ``z``) of the primitives whose NumPy
 #: reference (`Primitive.ref`) differs from their scalar expression in the Numba code.
 OVERRIDES = {
-    # -0.0 stays -0.0 (np.sign gives 0.0).
-    "sign": "np.where(x > 0, 1, np.where(x < 0, -1, x))",
+    # np.sign has no loop for bools.
+    "sign": "np.where(x > 0, 1, np.where(x < 0, -1, x * 0 + 0))",
     # Two branches, so that neither exp overflows (the table's lambda has one).
     "sigmoid": "np.where(x >= 0, 1 / (1 + np.exp(-x)), np.exp(x) / (1 + np.exp(x)))",
     # On bools 1 / False is inf, cast to True (np.reciprocal gives False).
