@@ -9,6 +9,7 @@ needs no import of tensor.py; Tensor's methods call it.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -210,14 +211,14 @@ def _reduce(name: str, x: TensorBase, axis, keepdims: bool):
 
 def _reshape(x: TensorBase, shape: tuple[int, ...]):
     """`x` in `shape`, where one -1 stands for the length that fits."""
-    known = math.prod(d for d in shape if d != -1)
-    if shape.count(-1) > 1 or any(d < -1 for d in shape):
-        raise ValueError(f"invalid shape {shape}")
-    if -1 in shape:
+    if shape and min(shape) < 0:
+        known = math.prod(d for d in shape if d != -1)
+        if shape.count(-1) > 1 or any(d < -1 for d in shape):
+            raise ValueError(f"invalid shape {shape}")
         if known == 0 or x.size % known:
             raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
         shape = tuple(x.size // known if d == -1 else d for d in shape)
-    if math.prod(shape) != x.size:
+    if math.prod(shape) != math.prod(x._buf.shape):
         raise ValueError(f"cannot reshape a tensor of shape {x.shape} into {shape}")
     if x._node is None or not is_grad_enabled():
         # No history to record (a backward pass's own reshapes): a reshape of a pending
@@ -262,19 +263,24 @@ def _index_key(key, shape) -> tuple:
     naming the sizes, before anything is recorded or computed. Masks and float tensors
     are checked by shape and dtype alone, before their values are computed.
     """
+    return _checked_key(key, shape)[0]
+
+
+def _checked_key(key, shape) -> tuple[tuple, tuple[int, ...]]:
+    """`_index_key`'s key, and the shape of ``x[key]`` for an `x` of `shape`."""
     one = not isinstance(key, tuple)
     key = (key,) if one else key
     if any(isinstance(k, TensorBase) and k.dtype.kind != "i" for k in key):
         _probe(shape)[tuple(_stand_in(k) for k in key)]
     key = tuple(k.numpy() if isinstance(k, TensorBase) else k for k in key)
-    _probe(shape)[key[0] if one else key]  # a lone list is read as NumPy reads it
+    result = _probe(shape)[key[0] if one else key].shape  # a lone list: as NumPy reads it
     out = []
     for k in map(_key_array, key):
         if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
             out.extend(k.nonzero())
         else:
             out.append(k[()] if isinstance(k, np.ndarray) and k.dtype == np.bool_ else k)
-    return tuple(out)
+    return tuple(out), result
 
 
 def _stand_in(k):
@@ -297,7 +303,14 @@ def _key_array(k):
 
 def _probe(shape) -> np.ndarray:
     """An array of `shape` that takes no memory, for NumPy to check keys against."""
-    return np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), tuple(shape), (0,) * len(shape))
+    return _probe_of(tuple(shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_of(shape: tuple[int, ...]) -> np.ndarray:
+    # (Kept per shape, read-only: a loop indexes arrays of the same shapes each step.)
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape, (0,) * len(shape),
+                                           writeable=False)
 
 
 def index_shape(shape, key) -> tuple[int, ...]:
@@ -306,8 +319,10 @@ def index_shape(shape, key) -> tuple[int, ...]:
 
 
 def _index(x: TensorBase, key):
-    y, key = _bool_scalars(x, _index_key(key, x.shape))
-    return _apply("index", (y,), key, index_shape(y.shape, key), x.dtype)
+    key, shape = _checked_key(key, x.shape)
+    y, key = _bool_scalars(x, key)
+    return _apply("index", (y,), key, shape if y is x else index_shape(y.shape, key),
+                  x.dtype)
 
 
 def _index_put(x: TensorBase, key, value):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 Shape = tuple[int, ...]
@@ -9,6 +10,16 @@ Shape = tuple[int, ...]
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """NumPy's broadcast of `shapes`; ValueError names every shape otherwise."""
+    try:
+        return _broadcast(shapes)
+    except TypeError:  # (a shape given as a list)
+        return _broadcast(tuple(tuple(s) for s in shapes))
+
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast(shapes: tuple[Shape, ...]) -> Shape:
+    # (Cached: the same few broadcasts are recorded over and over, a bias add's at
+    # every step.)
     if all(s == shapes[0] for s in shapes):
         return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
