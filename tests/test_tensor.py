@@ -597,6 +597,28 @@ def test_inplace_on_leaf_requiring_grad_under_no_grad():
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 6.0, 0.0], strict=False)
 
 
+def test_state_changed_in_place_is_computed_with_the_next_computation():
+    # Reading a computed value computes nothing: the pending update waits for the next
+    # realization, which computes it with what it was asked for (one schedule per step).
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    loss.backward()
+    with ng.no_grad():
+        w -= 0.5 * w.grad
+    with ng.engine.record() as rec:
+        assert loss.item() == 5.0
+    assert rec.kernels_launched == 0 and w._buf.realized is None
+    with ng.engine.record() as rec:
+        got = (w * 3.0).numpy()
+    assert rec.kernels_launched == 1 and w._buf.realized is not None  # fused with it
+    np.testing.assert_array_equal(got, [0.0, 0.0])
+    with ng.no_grad():
+        w += 1.0
+    ng.realize()  # nothing asked for: the state is computed
+    assert w._buf.realized is not None
+    np.testing.assert_array_equal(w.numpy(), [1.0, 1.0])
+
+
 def test_values_saved_for_backward_survive_inplace_change():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     w = ng.tensor([3.0, 5.0])

@@ -42,7 +42,9 @@ def rebound(tensor) -> None:
 
 def realize(*bufs: LazyBuffer) -> None:
     """Compute every unrealized buffer in `bufs` (and what they need), and the values
-    of tensors changed in place since the last realization.
+    of tensors changed in place since the last realization: with them, when something
+    is computed (reading a computed value computes nothing), and always when `bufs` is
+    empty.
 
     Safe to call from several threads at once: each buffer is computed once, by the
     first thread to take the engine lock; the others find it realized. While this
@@ -51,6 +53,8 @@ def realize(*bufs: LazyBuffer) -> None:
     """
     if tracing.ACTIVE and tracing.current() is not None:
         return
+    if bufs and all(b.realized is not None for b in bufs):
+        return  # nothing to compute: state changed in place waits for a realization
     if _rebound:
         with _rebound_lock:
             state = [ref() for ref in _rebound.values()]
