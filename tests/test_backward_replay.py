@@ -236,3 +236,25 @@ def test_a_rebuilt_pass_numbers_its_buffers_as_a_walk_would(rules, monkeypatch):
         w = ng.tensor(rng.standard_normal((3, 3)), requires_grad=True)
         _step(x, w, c=1.0 + step).backward()
     assert len(checked) > 5
+
+
+def test_a_rebuilt_pass_hands_gradients_to_non_leaf_inputs_and_leaves_only(rules):
+    # ng.grad with respect to an intermediate, and backward(inputs=...) into one: the
+    # rebuilt pass hands each its gradient (exactly the rules' values), nothing else.
+    a = rng.standard_normal((3, 2))
+    got = []
+    for step in range(3):
+        x = ng.tensor(a, requires_grad=True)
+        h = (x * 2.0).tanh()
+        loss = (h * h).sum()
+        (gh,) = ng.grad(loss, h, retain_graph=True)
+        loss.backward(inputs=[h])
+        got.append((gh.numpy(), h.grad.numpy(), x.grad))
+        assert bool(rules) == (step == 0), step
+        rules.clear()
+    want = 2 * np.tanh(2 * a)
+    for gh, hg, xg in got:
+        np.testing.assert_array_equal(gh, got[0][0])
+        np.testing.assert_allclose(gh, want, rtol=1e-12)
+        np.testing.assert_array_equal(hg, gh)
+        assert xg is None  # not an input: no gradient

@@ -48,9 +48,9 @@ def _seed(out, grad, i: int, batched: bool):
     return grad.astype(out.dtype) if grad.dtype != out.dtype else grad
 
 
-def _needed(roots: list[Node], targets: dict | None) -> dict[Node, int]:
+def _needed(roots: list[Node], targets: dict | None) -> list[Node]:
     """Nodes on a path from `roots` to a target (to any leaf when `targets` is None),
-    each with the number of needed nodes that will send it a gradient.
+    each after the nodes it sends a gradient to (depth first: the engine's order).
 
     (Nodes are keys by identity: Node defines no equality.)
     """
@@ -65,15 +65,24 @@ def _needed(roots: list[Node], targets: dict | None) -> dict[Node, int]:
             seen.add(node)
             stack.append((node, True))
             stack.extend([(n, False) for n in node.next if n is not None and n not in seen])
-    needed: dict[Node, int] = {}
+    if targets is None:  # every node reaches a leaf
+        return order
+    needed: dict[Node, None] = {}
     for node in order:
-        if targets is None or node in targets or any(n in needed for n in node.next):
-            needed[node] = 0
+        if node in targets or any(n in needed for n in node.next):
+            needed[node] = None
+    return list(needed)
+
+
+def _pending(needed: list[Node]) -> dict[Node, int]:
+    """Each of the `needed` nodes with the number of needed nodes that will send it a
+    gradient (what running the rules counts down; a rebuilt pass needs none)."""
+    waiting = dict.fromkeys(needed, 0)
     for node in needed:
         for n in node.next:
-            if n in needed:
-                needed[n] += 1
-    return needed
+            if n in waiting:
+                waiting[n] += 1
+    return waiting
 
 
 def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_graph,
@@ -109,8 +118,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
         if not t.requires_grad:
             raise RuntimeError(f"input {i} does not require grad: it has no gradient")
     targets = {t._node: t for t in inputs}
-    waiting = _needed([o._node for o in outputs], targets if inputs else None)
-    order = list(waiting)  # (before the pass counts `waiting` down)
+    order = _needed([o._node for o in outputs], targets if inputs else None)
     found: dict[Node, object] = {}
 
     def deliver(node: Node, grad) -> None:
@@ -118,9 +126,9 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
     with set_grad_enabled(create_graph):
         if create_graph or is_grads_batched or tracing.ACTIVE:
-            _propagate(outputs, seeds, waiting, deliver)
+            _propagate(outputs, seeds, _pending(order), deliver)
         else:
-            _propagate_or_replay(outputs, seeds, waiting, order, deliver)
+            _propagate_or_replay(outputs, seeds, order, targets, deliver)
     if not retain_graph:
         for node in order:
             node.release()
@@ -178,23 +186,26 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
                     ready.append(n)
 
 
-def _propagate_or_replay(outputs, seeds, waiting: dict[Node, int], order: list[Node],
-                         deliver) -> None:
+def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliver) -> None:
     """`_propagate`, or, for a pass of a structure seen before, its recipe made again
-    from this graph's saved values (`numgrad.autograd.replay`)."""
+    from this graph's saved values (`numgrad.autograd.replay`), whose gradients go to
+    the leaves and `targets` (the only nodes that keep one: a pass with retained
+    gradients or hooks is not rebuilt)."""
     key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = replay.recall(key) if key is not None else None
     if recipe:
         bufs = replay.rebuild(recipe, starts)
         wrap = type(seeds[0])._wrap
         for i, ref in recipe.delivered:
-            deliver(order[i], wrap(bufs[ref]))
+            node = order[i]
+            if type(node) is AccumulateGrad or node in targets:
+                deliver(node, wrap(bufs[ref]))
         return
     if recipe is False:  # a new structure: run the rules, and record what they make
-        replay.record(lambda delivered: _propagate(outputs, seeds, waiting, deliver,
+        replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
                                                    delivered), key, starts)
     else:
-        _propagate(outputs, seeds, waiting, deliver)
+        _propagate(outputs, seeds, _pending(order), deliver)
 
 
 def _call_hooks(node: Node, grad):
