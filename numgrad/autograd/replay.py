@@ -77,8 +77,9 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
             return None, None
     first: dict[LazyBuffer, int] = {}
     described = []
-    for i, buf in enumerate(starts):
-        described.append((buf.shape, buf.dtype, buf.device.type, first.setdefault(buf, i)))
+    for i, buf in enumerate(starts):  # a buffer met before: by where it was first met
+        j = first.setdefault(buf, i)
+        described.append((buf.shape, buf.dtype, buf.device.type) if j == i else j)
     return (tuple(nodes), tuple([position.get(r, -1) for r in roots]),
             tuple(described)), starts
 
