@@ -92,9 +92,9 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
         buf = LazyBuffer.const(value, shape, dtype, device)
     elif folds and op.name in ("reshape", "permute", "expand", "copy"):
         buf = LazyBuffer.const(srcs[0].arg, shape, dtype, device)
-    elif depth > 1 or op.kind not in _AT_ONCE_KINDS or not AT_ONCE or TRACING or \
-            device.type != "cpu" or shape.count(1) != len(shape) or \
-            (buf := _at_once(op, srcs, shape, dtype, device)) is None:
+    elif depth > 1 or shape and shape[-1] != 1 or op.kind not in _AT_ONCE_KINDS or \
+            not AT_ONCE or TRACING or shape.count(1) != len(shape) or \
+            device.type != "cpu" or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
