@@ -55,16 +55,18 @@ def _needed(roots: list[Node], targets: dict | None) -> list[Node]:
     (Nodes are keys by identity: Node defines no equality.)
     """
     order: list[Node] = []  # depth first, each node after the nodes it reaches
-    seen: set[Node] = set()
-    stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
+    seen: set[Node] = set(roots)
+    stack = [(r, iter(r.next)) for r in dict.fromkeys(roots)]
     while stack:
-        node, done = stack.pop()
-        if done:
+        node, edges = stack[-1]
+        for n in edges:  # down the first edge not taken yet
+            if n is not None and n not in seen:
+                seen.add(n)
+                stack.append((n, iter(n.next)))
+                break
+        else:  # every node it reaches is placed
+            stack.pop()
             order.append(node)
-        elif node not in seen:
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend([(n, False) for n in node.next if n is not None and n not in seen])
     if targets is None:  # every node reaches a leaf
         return order
     needed: dict[Node, None] = {}
