@@ -11,6 +11,8 @@ from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY,
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
 MAX_DEPTH = 256
+#: Movements that, on a constant, give a constant (its value, another shape).
+MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "copy"})
 
 
 class LazyBuffer:
@@ -90,7 +92,7 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             value = dtype.type(srcs[0].arg) if op.kind == CAST \
                 else op.ref(*(s.arg for s in srcs))
         buf = LazyBuffer.const(value, shape, dtype, device)
-    elif folds and op.name in ("reshape", "permute", "expand", "copy"):
+    elif folds and op.name in MOVES_FOLDED:
         buf = LazyBuffer.const(srcs[0].arg, shape, dtype, device)
     elif depth > 1 or shape and shape[-1] != 1 or op.kind not in _AT_ONCE_KINDS or \
             not AT_ONCE or TRACING or shape.count(1) != len(shape) or \
@@ -140,11 +142,17 @@ def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
         known = _expressions[op.name] = op, eval(
             f"lambda {', '.join('xyz'[:len(srcs)])}: {op.expr}", {"math": math, "np": np})
     try:
-        array = np.array(known[1](*values), dtype)
+        value = known[1](*values)
+        return computed(value, shape, dtype, device)
     except (ArithmeticError, ValueError, TypeError):
         with np.errstate(all="ignore"):
-            array = np.array(op.ref(*values), dtype)
-    buf = _new(LazyBuffer)
+            return computed(op.ref(*values), shape, dtype, device)
+
+
+def computed(value, shape, dtype: np.dtype, device) -> LazyBuffer:
+    """A realized buffer of one element, `value` (a Python or NumPy scalar) as `dtype`."""
+    array = np.array(value, dtype)
+    buf = _new(LazyBuffer)  # (LazyBuffer.load written out: one per scalar computed)
     buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _LOAD, (), None, tuple(shape), dtype
     buf.device, buf.realized, buf.depth, buf.sig = device, \
         array.reshape(shape) if shape else array, 0, None

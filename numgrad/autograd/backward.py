@@ -196,12 +196,10 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = replay.recall(key) if key is not None else None
     if recipe:
-        bufs = replay.rebuild(recipe, starts)
         wrap = type(seeds[0])._wrap
-        for i, ref in recipe.delivered:
-            node = order[i]
-            if type(node) is AccumulateGrad or node in targets:
-                deliver(node, wrap(bufs[ref]))
+        for i, buf in replay.gradients(recipe, starts, lambda i: type(order[i]) is
+                                       AccumulateGrad or order[i] in targets):
+            deliver(order[i], wrap(buf))
         return
     if recipe is False:  # a new structure: run the rules, and record what they make
         replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,

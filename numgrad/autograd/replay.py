@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
+from numgrad.autograd.scalar_pass import ScalarPass
 from numgrad.engine.reuse import Unhashable, hashable, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
@@ -47,6 +48,9 @@ class Recipe:
     delivered: tuple[tuple[int, int], ...]
     #: the table rows it makes buffers of (a row replaced since: not reused)
     ops: tuple[Primitive, ...]
+    #: the pass as Python code, where every buffer it made was one number computed
+    #: at once or folded from constants (`numgrad.autograd.scalar_pass`); else None
+    scalar: ScalarPass | None = None
 
 
 def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
@@ -54,7 +58,7 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
     from `seeds` at the nodes `roots`, and the buffers it starts from; (None, None)
     where it cannot be reused (a node that is not a primitive's, hooks, a retained
     gradient, freed saved values, an argument holding a large array)."""
-    position = {node: i for i, node in enumerate(order)}
+    where = {node: i for i, node in enumerate(order)}.get  # (None: not a needed node)
     starts = list(seeds)
     nodes = []
     for node in order:
@@ -64,24 +68,24 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
             if node.saved is None:
                 return None, None
             bufs, out = node.saved
-            starts.extend(bufs)
+            starts += bufs
             starts.append(out)
-            try:
-                arg = None if node.arg is None else hashable(node.arg)
-            except Unhashable:
-                return None, None
-            nodes.append((node.op.vjp, arg, *[position.get(n, -1) for n in node.next]))
+            arg = node.arg
+            if arg is not None:
+                try:
+                    arg = hashable(arg)
+                except Unhashable:
+                    return None, None
+            nodes.append((node.op.vjp, arg, *map(where, node.next)))
         elif type(node) is AccumulateGrad:
             nodes.append(None)
         else:
             return None, None
-    first: dict[LazyBuffer, int] = {}
-    described = []
-    for i, buf in enumerate(starts):  # a buffer met before: by where it was first met
-        j = first.setdefault(buf, i)
-        described.append((buf.shape, buf.dtype, buf.device.type) if j == i else j)
-    return (tuple(nodes), tuple([position.get(r, -1) for r in roots]),
-            tuple(described)), starts
+    # a buffer met before is described by where it was first met
+    first = {buf: i for i, buf in zip(range(len(starts) - 1, -1, -1), reversed(starts))}
+    described = tuple([(buf.shape, buf.dtype, buf.device.type) if first[buf] == i
+                       else first[buf] for i, buf in enumerate(starts)])
+    return (tuple(nodes), tuple(map(where, roots)), described), starts
 
 
 def recall(key) -> Recipe | None | bool:
@@ -122,6 +126,19 @@ def clear() -> None:
     """Forget every recipe."""
     with _lock:
         _recipes.clear()
+
+
+def gradients(recipe: Recipe, starts: list[LazyBuffer], keeps) -> list[tuple[int, LazyBuffer]]:
+    """(node position, gradient) per gradient `recipe` hands to a node whose position
+    `keeps`, made from `starts`: by the pass's Python code where it has one and it
+    runs, or else `rebuild`."""
+    wanted = [(i, ref) for i, ref in recipe.delivered if keeps(i)]
+    bufs = recipe.scalar.run(starts, [ref for _, ref in wanted]) \
+        if recipe.scalar is not None else None
+    if bufs is not None:
+        return [(i, buf) for (i, _), buf in zip(wanted, bufs)]
+    bufs = rebuild(recipe, starts)
+    return [(i, bufs[ref]) for i, ref in wanted]
 
 
 def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
@@ -170,13 +187,16 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
             recipe.append((None, buf.arg, buf.shape, buf.dtype, buf.device, (), None))
         return ref[buf]
 
+    made_as = {}  # per row: the operation its buffer was made as (folded: a constant)
     for buf, op, srcs, arg in made:
         if buf in needed and buf not in ref:
             refs = tuple([refer(s) for s in srcs])
             ref[buf] = len(starts) + len(recipe)
             sig = signature(op, arg, buf.shape, buf.dtype, buf.device, len(refs)) \
                 if buf.op is op else None
+            made_as[len(recipe)] = buf.op
             recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs, sig))
     handed = tuple((i, refer(buf)) for i, buf in delivered)
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
-    return Recipe(tuple(recipe), handed, ops)
+    scalar = ScalarPass.of(recipe, starts, {r for _, r in handed}, made_as)
+    return Recipe(tuple(recipe), handed, ops, scalar)
