@@ -11,8 +11,6 @@ from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY,
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
 MAX_DEPTH = 256
-#: Movements that, on a constant, give a constant (its value, another shape).
-MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "copy"})
 
 
 class LazyBuffer:
@@ -87,13 +85,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             depth = s.depth
         if folds and (s.op.kind != CONST or s.realized is not None):
             folds = False
-    if folds and op.kind in ELEMENTWISE:
-        with np.errstate(all="ignore"):
-            value = dtype.type(srcs[0].arg) if op.kind == CAST \
-                else op.ref(*(s.arg for s in srcs))
-        buf = LazyBuffer.const(value, shape, dtype, device)
-    elif folds and op.name in MOVES_FOLDED:
-        buf = LazyBuffer.const(srcs[0].arg, shape, dtype, device)
+    if folds and foldable(op):
+        buf = LazyBuffer.const(fold(op, [s.arg for s in srcs], dtype), shape, dtype, device)
     elif depth > 1 or shape and shape[-1] != 1 or op.kind not in _AT_ONCE_KINDS or \
             not AT_ONCE or TRACING or shape.count(1) != len(shape) or \
             device.type != "cpu" or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
@@ -103,6 +96,27 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
     if MADE is not None:
         MADE.append((buf, op, srcs, arg))
     return buf
+
+
+#: Movements that, on a constant, give a constant (its value, another shape).
+_MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "copy"})
+
+
+def foldable(op: Primitive) -> bool:
+    """Whether `op` on constants gives a constant (`make` folds it)."""
+    return op.kind in ELEMENTWISE or op.name in _MOVES_FOLDED
+
+
+def fold(op: Primitive, args: list, dtype: np.dtype):
+    """The value of `op` (`foldable`) on constants' values `args` (NumPy scalars), as
+    a `dtype` scalar."""
+    if op.kind not in ELEMENTWISE:  # a movement: the same value
+        return dtype.type(args[0])
+    with np.errstate(all="ignore"):
+        if op.kind == CAST:
+            return dtype.type(args[0])
+        value = op.ref(*args)
+    return dtype.type(value)
 
 
 #: Elementwise work of one element (shape ``()``, ``(1,)``, ...) on the CPU whose

@@ -81,11 +81,12 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
             nodes.append(None)
         else:
             return None, None
-    # a buffer met before is described by where it was first met
-    first = {buf: i for i, buf in zip(range(len(starts) - 1, -1, -1), reversed(starts))}
-    described = tuple([(buf.shape, buf.dtype, buf.device.type) if first[buf] == i
-                       else first[buf] for i, buf in enumerate(starts)])
-    return (tuple(nodes), tuple(map(where, roots)), described), starts
+    first: dict[LazyBuffer, int] = {}
+    described = []
+    for i, buf in enumerate(starts):  # a buffer met before: by where it was first met
+        j = first.setdefault(buf, i)
+        described.append((buf.shape, buf.dtype, buf.device.type) if j == i else j)
+    return (tuple(nodes), tuple(map(where, roots)), tuple(described)), starts
 
 
 def recall(key) -> Recipe | None | bool:

@@ -25,7 +25,7 @@ import numpy as np
 
 from numgrad import lazy
 from numgrad.lazy import LazyBuffer
-from numgrad.ops import CAST, CONST, ELEMENTWISE, TABLE, Primitive
+from numgrad.ops import CONST, TABLE, Primitive
 
 _KINDS = {np.dtype(np.float64): "float", np.dtype(np.bool_): "bool"}
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
@@ -56,7 +56,7 @@ class ScalarPass:
             if op is None:
                 continue
             if dtype not in _KINDS or not (made_as[i] is _LOAD and op.expr or made_as[i]
-                                           is _CONST and _folds(op)):
+                                           is _CONST and lazy.foldable(op)):
                 return None
         return cls(rows, starts, delivered, {i for i in made_as if made_as[i] is _CONST})
 
@@ -119,24 +119,22 @@ def _buffer(value, row, folded: bool) -> LazyBuffer:
     return lazy.computed(value, shape, dtype, device)
 
 
-def _folds(op: Primitive) -> bool:
-    return op.kind in ELEMENTWISE or op.name in lazy.MOVES_FOLDED
-
-
 def _fold(op: Primitive, dtype: np.dtype, dtypes: list[np.dtype], *values):
     """`op` on constants `values` (of `dtypes`), folded as `lazy.make` folds it."""
-    args = [t.type(v) for t, v in zip(dtypes, values)]
-    with np.errstate(all="ignore"):
-        value = op.ref(*args) if op.kind in ELEMENTWISE and op.kind != CAST else args[0]
-    return dtype.type(value).item()
+    return lazy.fold(op, [t.type(v) for t, v in zip(dtypes, values)], dtype).item()
+
+
+class _Rename(ast.NodeTransformer):
+    """Renames the names of `mapping` (an expression's operands)."""
+
+    def __init__(self, mapping: dict[str, str]):
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(self.mapping.get(node.id, node.id), node.ctx)
 
 
 def _substitute(expr: str, names: list[str]) -> str:
     """`expr` (over ``x``, ``y``, ``z``) with its operands named `names`."""
-    mapping = dict(zip("xyz", names))
-
-    class Rename(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.Name:
-            return ast.Name(mapping.get(node.id, node.id), node.ctx)
-
-    return ast.unparse(Rename().visit(ast.parse(expr, mode="eval")))
+    tree = _Rename(dict(zip("xyz", names))).visit(ast.parse(expr, mode="eval"))
+    return ast.unparse(tree)
