@@ -4,6 +4,8 @@ Values are compared with eager calls (float64, rtol 1e-12); counts come from the
 engine's counters.
 """
 
+import sys
+
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import numpy as np
@@ -57,6 +59,7 @@ def calls(plan) -> list[tuple[str, str]]:
 
 def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):
     monkeypatch.setattr(primitives, "MAX_DEPTH", 10**6)  # one graph
+    monkeypatch.setattr(sys.modules["numgrad.autograd.backward"], "CUT_DEPTH", 10**6)
     monkeypatch.setattr(lazy, "AT_ONCE", False)  # scalars recorded, not computed
     x = ng.tensor(0.7, requires_grad=True)
     p = horner(x)
@@ -64,7 +67,8 @@ def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):
     eager, _ = schedule([p._buf, g._buf])
     final, slots = schedule([p._buf, g._buf], final=True)
     assert len(final.slots) < len(eager.slots)
-    assert len(final.steps) == len(eager.steps)
+    # (the eager plan's kernels stop merging at MAX_KERNEL_ARRAYS; a final plan's don't)
+    assert len(final.steps) <= len(eager.steps)
     arrays = run(final, [slots[s].realized for s in final.sources])
     got = [arrays[next(i for i, b in enumerate(slots) if b is t._buf)] for t in (p, g)]
     ng.realize(p, g)

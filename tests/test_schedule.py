@@ -3,6 +3,7 @@ built without touching a device; and the source generated for a few programs."""
 
 import dataclasses
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -331,6 +332,7 @@ def test_scheduling_steps_per_node_stay_flat_from_1200_to_6000_nodes(monkeypatch
     # are counted, not timed. (Below ~1,000 nodes this graph's kernels are not yet
     # cut at MAX_KERNEL_OPS, so it has fewer, cheaper steps per node.)
     monkeypatch.setattr(primitives, "MAX_DEPTH", 10**6)  # one graph, not realized in pieces
+    monkeypatch.setattr(sys.modules["numgrad.autograd.backward"], "CUT_DEPTH", 10**6)
     monkeypatch.setattr(lazy, "AT_ONCE", False)  # scalars recorded, not computed
     steps_per_node = []
     for n in (200, 1000):

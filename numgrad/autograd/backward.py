@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Sequence
 
-from numgrad import tracing
+from numgrad import engine, tracing
 from numgrad.autograd import replay
 from numgrad.autograd.grad_mode import set_grad_enabled
-from numgrad.autograd.graph import AccumulateGrad, Node
+from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
+from numgrad.lazy import MAX_DEPTH
+from numgrad.ops import CONST, MOVEMENT
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
 #: shared leaves (one model's parameters) add up, none overwriting another's sum.
 _grad_lock = threading.Lock()
+
+#: A deep backward pass (a long loop's) is cut in repeating places, so that its
+#: realizations share a few kernel structures rather than each compiling its own:
+#: when a value it reads, or a gradient it makes, is deeper than this, it computes
+#: all of them (`_compute_saved`, `_propagate`), before `MAX_DEPTH` would cut one.
+CUT_DEPTH = MAX_DEPTH // 2
+_FREE = (CONST, MOVEMENT)  # saved values never stored for their depth
+_depth = operator.attrgetter("depth")
 
 
 def _as_tuple(x) -> tuple:
@@ -128,6 +139,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
     with set_grad_enabled(create_graph):
         if create_graph or is_grads_batched or tracing.ACTIVE:
+            _compute_saved(_saved(order))
             _propagate(outputs, seeds, _pending(order), deliver)
         else:
             _propagate_or_replay(outputs, seeds, order, targets, deliver)
@@ -150,6 +162,31 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
                     f"to get None for it, or materialize_grads=True to get zeros")
         result.append(g)
     return tuple(result)
+
+
+def _saved(order: list[Node]) -> list:
+    """The buffers that the nodes `order` saved for their rules."""
+    saved = []
+    for node in order:
+        if type(node) is OpNode and node.saved is not None:
+            saved += node.saved[0]
+            saved.append(node.saved[1])
+    return saved
+
+
+def _compute_saved(saved: list) -> None:
+    """Compute the pending buffers of `saved` (a pass's saved values), all in one
+    realization, if one of them is deeper than `CUT_DEPTH` (views and constants
+    excepted: free to read again).
+
+    A long loop's forward values are then stored as an eager library stores them,
+    rather than recomputed, from wherever the loop was last cut for depth, in each
+    realization of the backward pass that reads them: the pass's graphs then repeat
+    from step to step, and so do its kernels.
+    """
+    if saved and max(map(_depth, saved)) > CUT_DEPTH:
+        engine.realize(*{b: None for b in saved if b.realized is None and
+                         b.op.kind not in _FREE})
 
 
 def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
@@ -178,9 +215,13 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
             continue
         downstream = [n in waiting for n in node.next]
         if grad is not None and any(downstream):
+            deep = False
             for n, g, wanted in zip(node.next, node.apply(grad), downstream):
                 if wanted and g is not None:
-                    grads[n] = g if n not in grads else grads[n] + g
+                    grads[n] = g = g if n not in grads else grads[n] + g
+                    deep = deep or g._buf.depth > CUT_DEPTH
+            if deep:  # every pending gradient computed at once: the cuts repeat
+                replay.cut([g._buf for g in grads.values()])
         for n, wanted in zip(node.next, downstream):
             if wanted:
                 waiting[n] -= 1
@@ -195,6 +236,8 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     gradients or hooks is not rebuilt)."""
     key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = replay.recall(key) if key is not None else None
+    if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
+        _compute_saved(starts if starts is not None else _saved(order))
     if recipe:
         wrap = type(seeds[0])._wrap
         for i, buf in replay.gradients(recipe, starts, lambda i: type(order[i]) is

@@ -8,9 +8,10 @@ argument and edges, and the buffers it starts from (the seeds, and each node's s
 inputs and output), by shape, dtype, device and which of them are one buffer. The
 recipe is the rules' `numgrad.lazy.make` calls, noted as the pass records them
 (`lazy.MADE`): made again on new buffers, work on constants folds again, from their new
-values. So a pass that computes some of its graph on the way (realized for its depth)
-is rebuilt computing at the same points. One whose rules read a value, or whose
-gradients need a buffer from elsewhere (an array loaded during the pass), is not kept.
+values. So a pass that computes some of its graph on the way (realized for its depth,
+or its pending gradients cut together, `cut`) is rebuilt computing at the same
+points. One whose rules read a value, or whose gradients need a buffer from elsewhere
+(an array loaded during the pass), is not kept.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ CAPACITY = 256
 _recipes: OrderedDict[tuple, Recipe | None] = OrderedDict()
 _lock = threading.Lock()
 _recording = threading.Lock()
+#: While a pass is recorded: its cuts, as (number of `lazy.MADE` notes, buffers)
+_cuts: list | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,8 @@ class Recipe:
     #: the pass as Python code, where every buffer it made was one number computed
     #: at once or folded from constants (`numgrad.autograd.scalar_pass`); else None
     scalar: ScalarPass | None = None
+    #: per `cut`: the number of rows made before it, and the refs it computed
+    cuts: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
@@ -108,15 +113,17 @@ def record(run, key, starts: list[LazyBuffer]) -> None:
     if not _recording.acquire(blocking=False):
         run(None)
         return
+    global _cuts
     made: list = []
     delivered: list = []
+    cuts: list = []
     try:
-        lazy.MADE = made
+        lazy.MADE, _cuts = made, cuts
         run(delivered)
     finally:
-        lazy.MADE = None
+        lazy.MADE = _cuts = None
         _recording.release()
-    recipe = _recipe(starts, made, delivered)
+    recipe = _recipe(starts, made, delivered, cuts)
     with _lock:
         _recipes[key] = recipe
         if len(_recipes) > CAPACITY:
@@ -127,6 +134,19 @@ def clear() -> None:
     """Forget every recipe."""
     with _lock:
         _recipes.clear()
+
+
+def cut(bufs: list[LazyBuffer]) -> None:
+    """Compute `bufs` (a pass's pending gradients) together, noting where if a pass
+    is being recorded: it is rebuilt computing them at the same point."""
+    if _cuts is not None and lazy.MADE is not None:
+        _cuts.append((len(lazy.MADE), bufs))
+    _compute(bufs)
+
+
+def _compute(bufs: list[LazyBuffer]) -> None:
+    """Realize `bufs`, constants left as they are (scalars in kernels, never arrays)."""
+    engine.realize(*[b for b in bufs if b.op.kind != CONST])
 
 
 def gradients(recipe: Recipe, starts: list[LazyBuffer], keeps) -> list[tuple[int, LazyBuffer]]:
@@ -146,23 +166,27 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
     """The buffers of `recipe` made from `starts`: the starting buffers, then the made
     ones (a node deeper than `MAX_DEPTH` is computed when made, as when recorded)."""
     bufs = list(starts)
+    cuts = dict(recipe.cuts)
     for op, arg, shape, dtype, device, refs, sig in recipe.made:
         if op is None:
             bufs.append(LazyBuffer.const(arg, shape, dtype, device))
-            continue
-        buf = make(op, tuple([bufs[r] for r in refs]), arg, shape, dtype, device)
-        if buf.op is op:
-            buf.sig = sig
-        if buf.depth > MAX_DEPTH:
-            engine.realize(buf)
-        bufs.append(buf)
+        else:
+            buf = make(op, tuple([bufs[r] for r in refs]), arg, shape, dtype, device)
+            if buf.op is op:
+                buf.sig = sig
+            if buf.depth > MAX_DEPTH:
+                engine.realize(buf)
+            bufs.append(buf)
+        if cuts and len(bufs) - len(starts) in cuts:
+            _compute([bufs[r] for r in cuts[len(bufs) - len(starts)]])
     return bufs
 
 
-def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
-    """The recipe of a pass from `starts` that `made` buffers (`lazy.MADE`'s notes) and
-    handed out `delivered`; None if it read a value (a None note) or a gradient needs a
-    buffer from elsewhere (an array loaded during the pass)."""
+def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list) -> Recipe | None:
+    """The recipe of a pass from `starts` that `made` buffers (`lazy.MADE`'s notes),
+    handed out `delivered` and computed `cuts` (`cut`'s notes); None if it read a
+    value (a None note) or a gradient needs a buffer from elsewhere (an array loaded
+    during the pass)."""
     if None in made:  # a value was read: what the rules made may depend on it
         return None
     ref: dict[LazyBuffer, int] = {}
@@ -189,7 +213,9 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
         return ref[buf]
 
     made_as = {}  # per row: the operation its buffer was made as (folded: a constant)
+    rows_at = []  # per note: the number of rows made before it
     for buf, op, srcs, arg in made:
+        rows_at.append(len(recipe))
         if buf in needed and buf not in ref:
             refs = tuple([refer(s) for s in srcs])
             ref[buf] = len(starts) + len(recipe)
@@ -197,7 +223,14 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered) -> Recipe | None:
                 if buf.op is op else None
             made_as[len(recipe)] = buf.op
             recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs, sig))
+    rows_at.append(len(recipe))
+    kept_cuts: dict[int, tuple[int, ...]] = {}
+    for notes, bufs in cuts:  # (what it computed then that was made by then)
+        rows = rows_at[notes]
+        refs = tuple(ref[b] for b in bufs if b in ref and ref[b] < len(starts) + rows)
+        if rows and refs:
+            kept_cuts[rows] = kept_cuts.get(rows, ()) + refs
     handed = tuple((i, refer(buf)) for i, buf in delivered)
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
     scalar = ScalarPass.of(recipe, starts, {r for _, r in handed}, made_as)
-    return Recipe(tuple(recipe), handed, ops, scalar)
+    return Recipe(tuple(recipe), handed, ops, scalar, tuple(kept_cuts.items()))

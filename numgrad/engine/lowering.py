@@ -25,6 +25,10 @@ FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 #: Compile time grows with a kernel's size, so a group stops growing here; long
 #: repetitive chains are then cut into pieces of one structure, compiled once.
 MAX_KERNEL_OPS = 256
+#: Numba's compile time grows with a kernel's array arguments (about 40 ms each here:
+#: a kernel storing 504 values took 44 s) more than with its code, so kernels over one
+#: loop nest stop merging at this many arrays (`merge_siblings`), unless planned whole.
+MAX_KERNEL_ARRAYS = 32
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
 
@@ -32,6 +36,12 @@ def is_unit_reshape(buf: LazyBuffer) -> bool:
     """A reshape that only adds or drops length-1 axes: the same elements in order."""
     return buf.op.name == "reshape" and (
         [d for d in buf.shape if d != 1] == [d for d in buf.srcs[0].shape if d != 1])
+
+
+def view_key(views: tuple[LazyBuffer, ...]) -> tuple:
+    """What a chain of movements does (not which nodes recorded it): reads of one
+    buffer through equal views are one input."""
+    return tuple((v.op.name, v.arg) for v in views)
 
 
 def gather_key(buf: LazyBuffer) -> tuple | None:
@@ -142,7 +152,7 @@ class Kernel:
             for pos, typed in enumerate(zip(self.code, self.dtypes)):
                 self._emitted.setdefault(typed, pos)
             self._input_index = {
-                (id(b), tuple(map(id, v)), late): i for i, (b, v, late) in
+                (id(b), view_key(v), late): i for i, (b, v, late) in
                 enumerate(zip(self.inputs, self.views, self.in_epilogue))}
             self._stored = {id(buf): pos for buf, pos in self.stores}
 
@@ -157,7 +167,7 @@ class Kernel:
                 if not views and id(buf) in stored:
                     moved[pos] = stored[id(buf)]
                     continue
-                key = (id(buf), tuple(map(id, views)), epilogue)
+                key = (id(buf), view_key(views), epilogue)
                 if key not in inputs:
                     inputs[key] = len(self.inputs)
                     self.inputs.append(buf)
@@ -198,7 +208,7 @@ class Kernel:
             kept_rank=len(loop) - len(reduced),
             reduced_rank=len(reduced),
         )
-        inputs = tuple(Read(slot(buf), tuple((v.op.name, v.arg) for v in views))
+        inputs = tuple(Read(slot(buf), view_key(views))
                        for buf, views in zip(self.inputs, self.views))
         return Launch(program, loop, reduced, tuple(map(slot, self.outputs)), inputs,
                       tuple(map(slot, self.tables)), tuple(self.args))
@@ -210,8 +220,8 @@ class Kernel:
                 if v or late} | {id(t) for t in self.tables}
 
 
-def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_OPS
-                   ) -> list[Kernel | LazyBuffer]:
+def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_OPS,
+                   max_arrays: float = MAX_KERNEL_ARRAYS) -> list[Kernel | LazyBuffer]:
     """Let kernels over the same loop nest run as one, with several outputs.
 
     `items` are kernels and the buffers that the target's functions compute (movements,
@@ -223,7 +233,8 @@ def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_O
 
     Kernels that may still host others are kept per loop nest, in order, so each
     kernel looks only at those from the last producer of what it reads on: the
-    first that has room takes it.
+    first that has room (`max_ops` operations, `max_arrays` arrays read or written)
+    takes it.
     """
     merged: list[Kernel | LazyBuffer] = []
     made_by: dict[int, int] = {}  # buffer -> index in `merged` of what computes it
@@ -235,7 +246,8 @@ def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_O
             made_by[id(item)] = len(merged) - 1
             continue
         every, unreduced = hosts.setdefault((item.loop_shape, item.out.device), ([], []))
-        host = _host(merged, unreduced if item.reduce else every, item, made_by, max_ops)
+        host = _host(merged, unreduced if item.reduce else every, item, made_by, max_ops,
+                     max_arrays)
         if host is None:
             merged.append(item)
             host = len(merged) - 1
@@ -261,18 +273,19 @@ def _close(candidates: list[int], host: int) -> None:
 
 
 def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, int],
-          max_ops: int):
+          max_ops: int, max_arrays: float):
     """The first of `candidates` (indices in `merged`, increasing) that can compute
     `item` too, or None: one that runs after everything `item` reads, or the last
     producer of what it reads when that stores each such value and `item` reads
-    it at the loop's own index; and has room for its code."""
+    it at the loop's own index; and has room for its code and arrays."""
     reads = [*item.inputs, *item.tables]
     latest = max([made_by.get(id(b), -1) for b in reads], default=-1)
     for i in range(bisect.bisect_left(candidates, latest), len(candidates)):
         item.visits += 1
         h = candidates[i]
         k = merged[h]
-        if len(k.code) + len(item.code) > 2 * max_ops:
+        if len(k.code) + len(item.code) > 2 * max_ops or len(k.inputs) + len(k.stores) + \
+                len(item.inputs) + len(item.stores) > max_arrays:
             continue
         if h == latest:
             irregular = item.irregular_reads()
@@ -312,6 +325,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
     """
     position: dict[tuple, int] = {}
     emitted: dict[tuple, int] = {}  # common subexpressions are computed once
+    loaded: dict[tuple, int] = {}  # the position of each input read
 
     def emit(key: tuple, dtype, instruction: tuple) -> int:
         typed = (instruction, _DTYPE_NAMES[dtype])
@@ -323,10 +337,15 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
         return position[key]
 
     def load(buf: LazyBuffer, views: tuple, key: tuple) -> int:
-        kernel.inputs.append(buf)
-        kernel.in_epilogue.append(False)
-        kernel.views.append(views)
-        return emit(key, buf.dtype, ("in", len(kernel.inputs) - 1))
+        read = (id(buf), view_key(views))  # one input per buffer and view, however made
+        if read in loaded:
+            position[key] = loaded[read]
+        else:
+            kernel.inputs.append(buf)
+            kernel.in_epilogue.append(False)
+            kernel.views.append(views)
+            loaded[read] = emit(key, buf.dtype, ("in", len(kernel.inputs) - 1))
+        return loaded[read]
 
     stack = [(start, (), False)]
     while stack:

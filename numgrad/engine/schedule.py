@@ -16,11 +16,14 @@ cut.
 
 from __future__ import annotations
 
+import math
+
 from numgrad.engine import reuse
 from numgrad.engine.counters import DEBUG, count, log
 from numgrad.engine.lowering import (
     FUSION,
     INLINE,
+    MAX_KERNEL_ARRAYS,
     MAX_KERNEL_OPS,
     Kernel,
     build_kernel,
@@ -30,7 +33,7 @@ from numgrad.engine.lowering import (
 )
 from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
-from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, REDUCE
+from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, MOVEMENT, REDUCE
 
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) costs at most this many cheap operations
@@ -101,7 +104,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False
                 log.debug("cut at %s %s: %s", buf.op.name, buf.shape, decision)
         else:
             root_of[id(buf)] = decision
-            if decision is not INLINE:
+            if decision is not INLINE and not _is_view(buf):
                 size[id(decision)] += 1
         if buf.op.kind == REDUCE:
             has_reduce.add(id(root_of[id(buf)]))
@@ -115,7 +118,8 @@ def schedule(targets: list[LazyBuffer], final: bool = False
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
-    items = merge_siblings(items, max_ops) if FUSION else items
+    items = merge_siblings(items, max_ops, math.inf if final else MAX_KERNEL_ARRAYS) \
+        if FUSION else items
     if final:
         _store_only_what_is_read(items, wanted)
     plan, bufs, constants = _freeze(items)
@@ -192,7 +196,7 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size, max_ops):
     groups = {id(root_of[id(u)]): root_of[id(u)] for u in users}
     if len(groups) == 1 and INLINE not in groups.values():
         root = next(iter(groups.values()))
-        if size[id(root)] >= max_ops:
+        if size[id(root)] >= max_ops and not _is_view(buf):
             return f"its consumer's kernel has {max_ops} operations"
         if buf.op.kind != REDUCE:
             return root
@@ -212,6 +216,12 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size, max_ops):
             sum(g.op.kind == REDUCE for g in kernels) <= 1:
         return INLINE
     return f"consumed by {len(groups)} kernels"
+
+
+def _is_view(buf: LazyBuffer) -> bool:
+    """Whether `buf`, fused, changes only how an input is read (no code of its own):
+    it does not count towards a kernel's size."""
+    return buf.op.kind == MOVEMENT and gather_key(buf) is None
 
 
 def _loop(root: LazyBuffer) -> tuple[int, ...]:

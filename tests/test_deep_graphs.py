@@ -1,0 +1,118 @@
+"""Deep graphs (long loops) and the kernels they compile: a depth-bound realization
+that cuts a loop's graph somewhere new each time compiles a new kernel each time, so
+deep backward passes are cut in repeating places (`autograd.backward.CUT_DEPTH`), and
+kernels read one buffer once however many views recorded its reads. Counts come from
+the engine's counters (deterministic); values are compared with NumPy (float64, rtol
+1e-12).
+"""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import numgrad as ng
+from numgrad.autograd import replay
+from numgrad.autograd.backward import CUT_DEPTH
+from numgrad.engine.lowering import MAX_KERNEL_ARRAYS
+from numgrad.engine.schedule import schedule
+from numgrad.engine.steps import Launch
+from numgrad.kernels import cache
+from numgrad.lazy import MAX_DEPTH
+
+RTOL = 1e-12
+
+
+def recurrence(steps: int, w: float = 0.8):
+    """h <- tanh(h * w + x) from h = 0, x of two elements: three nodes deep per step."""
+    w = ng.tensor(w, requires_grad=True)
+    x = ng.tensor(np.array([0.3, -0.2]))
+    hs = [ng.zeros(2)]
+    for _ in range(steps):
+        hs.append((hs[-1] * w + x).tanh())
+    return w, hs
+
+
+def numpy_recurrence(steps: int, w: float = 0.8):
+    """The states, and d sum(h_last) / dw by forward mode."""
+    x, h, dh = np.array([0.3, -0.2]), np.zeros(2), np.zeros(2)
+    hs = [h]
+    for _ in range(steps):
+        a = h * w + x
+        h, dh = np.tanh(a), (1 - np.tanh(a) ** 2) * (dh * w + h)
+        hs.append(h)
+    return hs, dh.sum()
+
+
+def launches(targets) -> list[Launch]:
+    plan, _ = schedule([t._buf for t in targets])
+    return [s for s in plan.steps if isinstance(s, Launch)]
+
+
+def test_one_buffer_read_through_many_equal_views_is_one_input():
+    # w (shape ()) is broadcast by a new expand node at each step: one input, not 80,
+    # and those views do not fill the kernel (80 steps, 160 operations: one kernel).
+    w, x = ng.tensor(0.5), ng.tensor(np.array([0.3, -0.2]))
+    h = ng.zeros(2)
+    for _ in range(80):
+        h = h * w + x
+    (kernel,) = launches([h])
+    assert len(kernel.inputs) == 2  # w through its views, and x
+    want = np.zeros(2)
+    for _ in range(80):
+        want = want * 0.5 + np.array([0.3, -0.2])
+    assert_allclose(h.numpy(), want, rtol=RTOL)
+
+
+def test_eager_kernels_stop_merging_at_max_kernel_arrays():
+    x = ng.tensor(np.linspace(-1.0, 1.0, 5))
+    outs = [(x * (k + 1.0)).exp() for k in range(100)]
+    steps = launches(outs)
+    assert len(steps) > 1
+    assert all(len(s.inputs) + len(s.outputs) <= MAX_KERNEL_ARRAYS for s in steps)
+    final, _ = schedule([t._buf for t in outs], final=True)
+    assert len(final.steps) == 1  # a final plan (ng.jit) is planned whole
+    for k, out in enumerate(outs):
+        assert_allclose(out.numpy(), np.exp(np.linspace(-1.0, 1.0, 5) * (k + 1)), rtol=RTOL)
+
+
+@pytest.mark.parametrize("steps, stored", [(10, False), (60, True)])
+def test_a_deep_pass_stores_the_values_it_reads_once(steps, stored):
+    # 10 steps (30 deep): the backward kernels recompute the states, fused. 60 steps
+    # (180 deep, over CUT_DEPTH): they are computed once, before the pass.
+    assert (3 * steps > CUT_DEPTH) == stored and 3 * steps < MAX_DEPTH
+    w, hs = recurrence(steps)
+    hs[-1].sum().backward()
+    assert hs[steps // 2]._buf.is_realized == stored
+    want_hs, want_grad = numpy_recurrence(steps)
+    assert_allclose(w.grad.item(), want_grad, rtol=RTOL)
+    assert_allclose(hs[steps // 2].numpy(), want_hs[steps // 2], rtol=RTOL)
+
+
+def test_a_deep_recurrences_backward_pass_compiles_few_kernel_structures(monkeypatch):
+    # Every kernel structure is looked up once in a fresh in-memory cache: compiled or
+    # loaded from disk. Cut where depth first ran out, 300 steps used 74 structures
+    # (and compiled them for about 4 minutes); cut in repeating places, 25.
+    monkeypatch.setattr(cache, "_memory", {})
+    w, hs = recurrence(300)
+    with ng.engine.record() as rec:
+        hs[-1].sum().backward()
+        got = w.grad.item()
+    assert rec.kernels_compiled + rec.disk_hits <= 30
+    assert_allclose(got, numpy_recurrence(300)[1], rtol=1e-11)
+
+
+def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
+    # The same 150-step loop three times: the first pass runs the rules and cuts its
+    # gradients together when they grow deeper than CUT_DEPTH; the rebuilt passes cut at
+    # the same points, so they launch the same kernels and compile none.
+    replay.clear()
+    counts, grads = [], []
+    for _ in range(3):
+        w, hs = recurrence(150, w=0.7)
+        with ng.engine.record() as rec:
+            hs[-1].sum().backward()
+            grads.append(w.grad.item())
+        counts.append((rec.kernels_launched, rec.kernels_compiled))
+    assert counts[1] == counts[2] == (counts[0][0], 0)
+    assert grads[0] == grads[1] == grads[2]
+    assert_allclose(grads[0], numpy_recurrence(150, w=0.7)[1], rtol=RTOL)
