@@ -139,7 +139,7 @@ def clear() -> None:
 def cut(bufs: list[LazyBuffer]) -> None:
     """Compute `bufs` (a pass's pending gradients) together, noting where if a pass
     is being recorded: it is rebuilt computing them at the same point."""
-    if _cuts is not None and lazy.MADE is not None:
+    if _cuts is not None:  # (set with lazy.MADE, by `record`)
         _cuts.append((len(lazy.MADE), bufs))
     _compute(bufs)
 
@@ -164,7 +164,8 @@ def gradients(recipe: Recipe, starts: list[LazyBuffer], keeps) -> list[tuple[int
 
 def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
     """The buffers of `recipe` made from `starts`: the starting buffers, then the made
-    ones (a node deeper than `MAX_DEPTH` is computed when made, as when recorded)."""
+    ones (a node deeper than `MAX_DEPTH` is computed when made, and the recorded
+    `cut`s are computed after the same rows, as when recorded)."""
     bufs = list(starts)
     cuts = dict(recipe.cuts)
     for op, arg, shape, dtype, device, refs, sig in recipe.made:
