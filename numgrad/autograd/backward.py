@@ -22,6 +22,10 @@ _grad_lock = threading.Lock()
 #: when a value it reads, or a gradient it makes, is deeper than this, it computes
 #: all of them (`_compute_saved`, `_propagate`), before `MAX_DEPTH` would cut one.
 CUT_DEPTH = MAX_DEPTH // 2
+#: The saved values are computed a band of this many depths at a time: a multiple of
+#: a loop's period in depth (as for periods 2, 3, 4, 6, 8, 12) gives each band the
+#: same graph, so the same kernels.
+BAND = 24
 _FREE = (CONST, MOVEMENT)  # saved values never stored for their depth
 _depth = operator.attrgetter("depth")
 
@@ -175,18 +179,30 @@ def _saved(order: list[Node]) -> list:
 
 
 def _compute_saved(saved: list) -> None:
-    """Compute the pending buffers of `saved` (a pass's saved values), all in one
-    realization, if one of them is deeper than `CUT_DEPTH` (views and constants
-    excepted: free to read again).
+    """Compute the pending buffers of `saved` (a pass's saved values, in the forward
+    order), if one of them is deeper than `CUT_DEPTH` (views and constants excepted:
+    free to read again): a realization per run of them in one band of `BAND` depths.
 
     A long loop's forward values are then stored as an eager library stores them,
     rather than recomputed, from wherever the loop was last cut for depth, in each
     realization of the backward pass that reads them: the pass's graphs then repeat
-    from step to step, and so do its kernels.
+    from step to step, and so do its kernels. So do the bands' graphs, whatever the
+    loop's length: one realization of all the values would pack them into kernels
+    at places that do not follow the loop's period.
     """
-    if saved and max(map(_depth, saved)) > CUT_DEPTH:
-        engine.realize(*{b: None for b in saved if b.realized is None and
-                         b.op.kind not in _FREE})
+    if not saved or max(map(_depth, saved)) <= CUT_DEPTH:
+        return
+    group: dict = {}
+    band = None
+    for buf in saved:
+        if buf.realized is None and buf.op.kind not in _FREE:
+            if buf.depth // BAND != band and group:
+                engine.realize(*group)
+                group = {}
+            band = buf.depth // BAND
+            group[buf] = None
+    if group:
+        engine.realize(*group)
 
 
 def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
