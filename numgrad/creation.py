@@ -40,8 +40,9 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
     if any(d < 0 for d in shape):
         raise ValueError(f"negative dimension in shape {shape}")
     dtype = _scalar_dtype(fill_value) if dtype is None else dtypes.as_dtype(dtype)
-    out = Tensor._wrap(LazyBuffer.const(fill_value, shape, dtype, as_device(device)))
-    return out.requires_grad_() if requires_grad else out
+    if requires_grad:  # a parameter: memory, as it will be after its first update
+        return Tensor(np.full(shape, fill_value, dtype), device=device, requires_grad=True)
+    return Tensor._wrap(LazyBuffer.const(fill_value, shape, dtype, as_device(device)))
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

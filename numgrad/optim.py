@@ -14,6 +14,8 @@ import math
 import numbers
 from collections.abc import Iterable
 
+import numpy as np
+
 from numgrad.autograd import no_grad
 from numgrad.tensor import Tensor, realize
 
@@ -161,14 +163,16 @@ class Adam(Optimizer):
         self.eps = _check_number("eps", eps)
         self.weight_decay = _check_number("weight_decay", weight_decay)
         super().__init__(params)
+        # State is tensors changed in place (the step count too, in float64), so
+        # ng.jit replays it; made here, in memory, so that the first step reads what
+        # every later one reads (one trace, and the same kernels).
+        for p, state in zip(self.params, self.state):
+            zeros = np.zeros(p.shape, p.dtype)
+            state.update(step=p.new_tensor(0.0), exp_avg=p.new_tensor(zeros),
+                         exp_avg_sq=p.new_tensor(zeros))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict) -> None:
         beta1, beta2 = self.betas
-        # State is tensors changed in place (the step count too, in float64), so
-        # ng.jit replays it.
-        if "step" not in state:
-            state["step"] = p.new_tensor(0.0)
-            state["exp_avg"], state["exp_avg_sq"] = p.zeros_like(), p.zeros_like()
         step = state["step"]
         step += 1
         if self.weight_decay != 0:

@@ -127,3 +127,18 @@ def test_turned_off_scalars_are_recorded(monkeypatch):
     monkeypatch.setattr(lazy, "AT_ONCE", False)
     y = ng.tensor(2.0) * 3.0
     assert y._buf.realized is None and y.item() == 6.0
+
+
+def test_a_one_element_kernel_computes_as_values_computed_when_recorded(numba_cpu):
+    # ng.jit's trace records scalar work, and its replay launches a one-element kernel:
+    # that calls libm (`cpu.SCALAR`), as eager's values computed when recorded do, so
+    # the two give the same bits.
+    @ng.jit
+    def f(x):
+        return ((x * 1.7).exp() - x.tanh()) ** x.sigmoid() + x.log1p() * x.sin()
+
+    for v in np.random.default_rng(0).uniform(0.01, 3.0, 40):
+        x = ng.tensor(v)
+        want = ((x * 1.7).exp() - x.tanh()) ** x.sigmoid() + x.log1p() * x.sin()
+        assert want._buf.is_realized  # computed when recorded
+        assert f(x).item() == want.item()

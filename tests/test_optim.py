@@ -221,3 +221,28 @@ def test_200_step_training_loop_keeps_graph_and_memory_flat():
     # the bound leaves room for one-off caches.
     assert objects[200] - objects[20] < 1000, objects
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_a_jitted_adam_steps_later_calls_compile_nothing_new(numba_cpu, monkeypatch):
+    # The biases (ng.zeros with requires_grad) and Adam's moments are memory from the
+    # start, not broadcast constants until their first update: the first call reads
+    # what later calls read, so its kernels are theirs. (When they were constants,
+    # the second call compiled 10 kernel structures of its own.)
+    from numgrad.demo import init_mlp, train_step
+    from numgrad.kernels import cache
+
+    monkeypatch.setattr(cache, "_memory", {})
+    rng = np.random.default_rng(0)
+    params = init_mlp([8, 16, 3], rng)
+    assert params[1]._buf.is_realized and params[1]._buf.realized.strides == (4,)
+    opt = ng.optim.Adam(params, lr=1e-2)
+    step = ng.jit(lambda x, y: train_step(x, y, params, opt))
+    x = ng.tensor(rng.standard_normal((5, 8)).astype(np.float32))
+    y = ng.tensor([0, 1, 2, 0, 1])
+    counts = []
+    for _ in range(3):
+        with ng.engine.record() as rec:
+            step(x, y)[0].item()
+        counts.append(rec.kernels_compiled + rec.disk_hits)
+    assert counts[0] > 0 and counts[1:] == [0, 0]
+    assert opt.state[1]["step"].item() == 3.0

@@ -18,7 +18,7 @@ import numgrad as ng
 
 from .bench_fusion import w1_numgrad, w1b_numgrad
 from .bench_overhead import horner
-from .workloads import ROSEN_N, digits_like, mlp_step, rosenbrock
+from .workloads import ADAM, MLP_SIZES, ROSEN_N, digits_like, mlp_step, rosenbrock
 
 
 def _chain(fn, n):
@@ -45,6 +45,23 @@ def _hessian():
     return lambda: ng.functional.hessian(rosenbrock, x, vectorize=True).realize()
 
 
+def _demo_start():
+    """A new jitted training step (the demo's: zero biases, Adam) called three times:
+    what a training run's first steps compile."""
+    from numgrad.demo import init_mlp, train_step
+
+    x, y = digits_like()
+    x, y = ng.tensor(x[:64]), ng.tensor(y[:64])
+
+    def run():
+        params = init_mlp(MLP_SIZES, np.random.default_rng(0))
+        optimizer = ng.optim.Adam(params, **ADAM)
+        step = ng.jit(lambda x, y: train_step(x, y, params, optimizer))
+        for _ in range(3):
+            step(x, y)[0].item()
+    return run
+
+
 #: workload name -> a function making its step (a callable running one call of it)
 WORKLOADS = {
     "W1 n=1e5": lambda: _chain(w1_numgrad, 10**5),
@@ -52,6 +69,7 @@ WORKLOADS = {
     "MLP training step": lambda: mlp_step(*digits_like()),
     "Horner 398 ops": _horner,
     "Rosenbrock Hessian": _hessian,
+    "MLP first 3 jitted steps": _demo_start,
 }
 
 COLD = """

@@ -49,13 +49,16 @@ LANES, LANES_FROM = 16, 64
 
 class Loops(NamedTuple):
     """A kernel's loop skeleton: `parallel` spreads work over threads; `lanes` folds
-    the reduced loop into `LANES` accumulators."""
+    the reduced loop into `LANES` accumulators; `scalar` (one element: nothing to
+    vectorize) calls libm, whose functions compile several times faster than
+    `vecmath`'s and give what a one-element value computed when recorded gets."""
 
     parallel: bool = False
     lanes: bool = False
+    scalar: bool = False
 
 
-SERIAL, PARALLEL = Loops(), Loops(parallel=True)
+SERIAL, PARALLEL, SCALAR = Loops(), Loops(parallel=True), Loops(scalar=True)
 
 
 def work_ns(program: Program, shape: tuple[int, ...]) -> float:
@@ -78,9 +81,16 @@ def _element_ns(program: Program) -> float:
     return ns + sum(BYTE_NS * np.dtype(program.dtypes[p]).itemsize for p in program.stores)
 
 
+@functools.lru_cache(maxsize=4096)
+def _calls_vecmath(program: Program) -> bool:
+    return any(name in _Loops.exprs for name, *_ in program.code + program.epilogue)
+
+
 def variant(program: Program, shape: tuple[int, ...]) -> Loops:
-    """Parallel when the launch's estimated work (`work_ns`) pays for the threads, and
-    lanes for a long innermost reduced loop."""
+    """Parallel when the launch's estimated work (`work_ns`) pays for the threads,
+    lanes for a long innermost reduced loop, libm for one element."""
+    if math.prod(shape) == 1 and _calls_vecmath(program):
+        return SCALAR  # (without vecmath calls, the serial kernel is the same code)
     threads = numba.get_num_threads()
     parallel = threads > 1 and work_ns(program, shape) * (1 - 1 / threads) >= WAKE_NS
     lanes = (bool(program.reduce) and program.reduced_rank == 1 and not program.reduce_outer
@@ -119,18 +129,21 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
     is cut into chunks reduced in parallel.
     """
     parallel = variant.parallel
+    vector = VECTOR_MATH and not variant.scalar
     outs, ins, args = Skeleton.parameters(program)
     lines = [
         "import math",
         "import numba",
         "import numpy as np",
-        *([vecmath.HEADER] if VECTOR_MATH else []),
+        *([vecmath.HEADER] if vector else []),
         "",
         "",
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
     loops = _Loops(program, lines, variant.lanes)
+    if not vector:
+        loops.exprs = {}
     if not program.reduce:
         loops.elementwise(parallel)
     elif program.reduce_outer:
