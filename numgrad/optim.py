@@ -165,7 +165,7 @@ class Adam(Optimizer):
         super().__init__(params)
         # State is tensors changed in place (the step count too, in float64), so
         # ng.jit replays it; made here, in memory, so that the first step reads what
-        # every later one reads (one trace, and the same kernels).
+        # every later one reads, and launches the same kernels.
         for p, state in zip(self.params, self.state):
             zeros = np.zeros(p.shape, p.dtype)
             state.update(step=p.new_tensor(0.0), exp_avg=p.new_tensor(zeros),

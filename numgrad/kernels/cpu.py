@@ -141,9 +141,7 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
-    loops = _Loops(program, lines, variant.lanes)
-    if not vector:
-        loops.exprs = {}
+    loops = _Loops(program, lines, variant.lanes, vector)
     if not program.reduce:
         loops.elementwise(parallel)
     elif program.reduce_outer:
@@ -166,9 +164,11 @@ class _Loops(Skeleton):
             self.line(d, f"for i{d} in {loop}(shape[{d}]):")
         self.body(self.k)
 
-    def __init__(self, program: Program, lines: list[str], lanes: bool):
+    def __init__(self, program: Program, lines: list[str], lanes: bool, vector: bool):
         super().__init__(program, lines)
         self.lanes = lanes
+        if not vector:
+            self.exprs = {}  # libm: the table's own expressions
 
     def fold(self, depth: int, start: str, stop: str) -> None:
         """The reduced loops (the first from `start` to `stop`) folding the code into
