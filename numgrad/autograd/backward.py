@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import threading
 from collections.abc import Sequence
@@ -28,6 +29,10 @@ CUT_DEPTH = MAX_DEPTH // 2
 BAND = 24
 _FREE = (CONST, MOVEMENT)  # saved values never stored for their depth
 _depth = operator.attrgetter("depth")
+
+
+def _band(buf) -> int:
+    return buf.depth // BAND
 
 
 def _as_tuple(x) -> tuple:
@@ -190,19 +195,10 @@ def _compute_saved(saved: list) -> None:
     loop's length: one realization of all the values would pack them into kernels
     at places that do not follow the loop's period.
     """
-    if not saved or max(map(_depth, saved)) <= CUT_DEPTH:
-        return
-    group: dict = {}
-    band = None
-    for buf in saved:
-        if buf.realized is None and buf.op.kind not in _FREE:
-            if buf.depth // BAND != band and group:
-                engine.realize(*group)
-                group = {}
-            band = buf.depth // BAND
-            group[buf] = None
-    if group:
-        engine.realize(*group)
+    if saved and max(map(_depth, saved)) > CUT_DEPTH:
+        pending = [b for b in saved if b.realized is None and b.op.kind not in _FREE]
+        for _, run in itertools.groupby(pending, key=_band):
+            engine.realize(*dict.fromkeys(run))
 
 
 def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
