@@ -11,6 +11,8 @@ import numba
 import numpy as np
 import pytest
 
+import numgrad as ng
+from numgrad.kernels import cache, vector_width
 from numgrad.kernels import vecmath as vm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -177,3 +179,38 @@ def test_generated_module_with_disk_cache(tmp_path):
         got = np.load(tmp_path / f"out_{np.dtype(dtype).name}.npy")
         assert got.dtype == dtype
         np.testing.assert_allclose(got, expected, rtol=8 * np.finfo(dtype).eps)
+
+
+def _exp_loop():
+    @numba.njit
+    def loop(out, x):
+        for i in range(x.shape[0]):
+            out[i] = vm.exp(x[i])
+    return loop
+
+
+def test_what_numba_compiles_inside_wide_prefers_the_width_of_the_cpu():
+    # Inside `wide`, functions carry LLVM's preferred width of 512 bits where the CPU has
+    # AVX-512 (8 float64 lanes: zmm registers); outside it, Numba code keeps LLVM's choice.
+    x = np.linspace(-5, 5, 64)
+    inside, outside = _exp_loop(), _exp_loop()
+    with vector_width.wide:
+        inside(np.empty_like(x), x)
+    outside(np.empty_like(x), x)
+    [ir] = inside.inspect_llvm().values()
+    assert (vector_width.ATTRIBUTE in ir) == (vector_width.BITS == 512)
+    [asm_inside] = inside.inspect_asm().values()
+    [asm_outside] = outside.inspect_asm().values()
+    assert ("%zmm" in asm_inside) == (vector_width.BITS == 512)
+    assert "%zmm" not in asm_outside  # (the callee vm.exp, compiled inside, has no say)
+
+
+def test_a_generated_kernel_is_compiled_wide(monkeypatch, tmp_path, numba_cpu):
+    monkeypatch.setenv("NUMGRAD_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_memory", {})  # compiled here, not loaded
+    x = ng.tensor(np.linspace(-3, 3, 1000))
+    np.testing.assert_allclose(ng.exp(x * 0.5).numpy(), np.exp(np.linspace(-3, 3, 1000) * 0.5),
+                               rtol=1e-15)  # (within 3 ulp, as the ulp table)
+    [kernel] = cache._memory.values()
+    [ir] = kernel.inspect_llvm().values()
+    assert (vector_width.ATTRIBUTE in ir) == (vector_width.BITS == 512)

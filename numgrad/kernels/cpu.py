@@ -21,7 +21,7 @@ os.environ.update({k: v for k, v in OPENMP_DEFAULTS.items() if k not in os.envir
 import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402
 
-from numgrad.kernels import jit, vecmath  # noqa: E402
+from numgrad.kernels import jit, vecmath, vector_width  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 from numgrad.ops import TABLE  # noqa: E402
@@ -99,13 +99,15 @@ def variant(program: Program, shape: tuple[int, ...]) -> Loops:
 
 
 def kernel(program: Program, variant: Loops):
-    return jit.kernel((program, variant, key), lambda: render(program, variant))
+    return jit.kernel((program, variant, key, vector_width.BITS),
+                      lambda: render(program, variant))
 
 
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
-    return jit.launch(
-        kernel, lambda: kernel(*outs, shape, threads(variant), *inputs, *args),
-        compile_state, kernel.py_func.__code__.co_filename)
+    def call() -> None:
+        with vector_width.wide:  # (if it compiles now)
+            kernel(*outs, shape, threads(variant), *inputs, *args)
+    return jit.launch(kernel, call, compile_state, kernel.py_func.__code__.co_filename)
 
 
 def threads(variant: Loops) -> int:

@@ -133,7 +133,8 @@ def _work() -> None:
         if not _stopping:
             disk_before = cpu.compile_state(compiled)[1]
             try:
-                compiled.compile(signature)
+                with cpu.vector_width.wide:
+                    compiled.compile(signature)
             except Exception as error:  # the compiled tier's next launch raises it
                 logging.getLogger("numgrad").debug("background compile failed: %s", error)
             else:
