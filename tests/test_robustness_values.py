@@ -19,6 +19,7 @@ import pytest
 import scipy.special as sp
 
 import numgrad as ng
+from numgrad import ops
 
 F = ng.nn.functional
 ON_CUDA = os.environ.get("NUMGRAD_TEST_DEVICE") == "cuda"
@@ -330,6 +331,28 @@ def test_cross_entropy_with_special_logits_matches_numpy():
     probs = _np(_softmax_ref, np.random.default_rng(0).standard_normal(logits.shape))
     want = _np(lambda a: -(probs * (a - sp.logsumexp(a, 1, keepdims=True))).sum(1), logits)
     _same(F.cross_entropy(ng.tensor(logits), ng.tensor(probs), reduction="none"), want)
+
+
+@host_only
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_floats_no_integer_holds_convert_to_its_minimum(dtype):
+    # NumPy's casts on x86: inf, nan and floats out of the type's range give its minimum,
+    # others truncate (LLVM leaves the conversion undefined: a kernel gave -1 or INT_MIN
+    # for an integer 1 / 0 by the kernel around it). Exact.
+    values = np.array([np.inf, -np.inf, np.nan, 1e30, -1e30, 3e9, -3e9, 2.0**31, -2.0**31,
+                       2.7, -2.7, -0.0])
+    lowest, limit = np.iinfo(dtype).min, 2.0 ** (np.iinfo(dtype).bits - 1)
+    fits = np.abs(values) < limit
+    expected = np.where(fits, np.trunc(np.where(fits, values, 0)), lowest).astype(dtype)
+    np.testing.assert_array_equal(ng.tensor(values).astype(dtype).numpy(), expected)
+    # 1 / 0 among every unary primitive, computed together (where NUMGRAD_MATH=libm's
+    # int64 kernel gave -1)
+    x = ng.tensor(np.array([-(2**31), -2, -1, 0, 1, 2, 2**31 - 1], dtype))
+    names = [p.name for p in ops.TABLE.values() if p.kind == ops.UNARY]
+    outs = [getattr(ng, "round" if name == "rint" else name)(x) for name in names]
+    ng.realize(*outs)
+    np.testing.assert_array_equal(outs[names.index("reciprocal")].numpy(),
+                                  np.array([0, 0, -1, lowest, 1, 0, 0], dtype))
 
 
 @host_only

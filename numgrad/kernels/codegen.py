@@ -109,9 +109,19 @@ def read_index(program: Program, i: int, index: list[str]) -> str:
     return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
 
 
-def _expression(program: Program, ins: Instruction, dtype: str, index: list[str],
-                prefix: str, exprs: dict[str, str]) -> str:
+#: Integer types, and the magnitude below which a float converts to one. Any other float
+#: (inf, nan, out of range) converts to the type's minimum, as NumPy's casts give on
+#: x86: LLVM leaves that conversion undefined, so a kernel could give any value.
+_INT_LIMITS = {"int32": 2.0 ** 31, "int64": 2.0 ** 63}
+_TRUE_DIVISION = re.compile(r"(?<!/)/(?!/)")
+
+
+def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos: int,
+                index: list[str], prefix: str, exprs: dict[str, str]) -> str:
+    """The scalar code of instruction `ins`, the value at `pos` of the code whose
+    values have `dtypes`."""
     name, *operands = ins
+    dtype = dtypes[pos]
     if name == "in":
         return f"in{operands[0]}[{read_index(program, operands[0], index)}]"
     if name == "arg":
@@ -126,6 +136,11 @@ def _expression(program: Program, ins: Instruction, dtype: str, index: list[str]
     if name != "cast" and (dtype == "float64" or dtype == "bool" and TABLE[name].result == BOOL):
         # Already of that type in Numba: no conversion to type (it doubles compile time).
         return body
+    if dtype in _INT_LIMITS and (_TRUE_DIVISION.search(body) or any(
+            dtypes[p].startswith("float") for p in operands)):  # a float made an integer
+        kind = scalar_type(dtype)
+        return f"{kind}({body}) if abs({body}) < {_INT_LIMITS[dtype]!r} else " \
+               f"{kind}({np.iinfo(dtype).min})"
     return f"{scalar_type(dtype)}({body})"
 
 
@@ -167,8 +182,8 @@ class Skeleton:
     def code(self, depth: int, code, dtypes, index: list[str], prefix: str) -> str:
         """Write `code` (whose inputs are read at the loop index `index`, per
         dimension); returns the name of its last value."""
-        for pos, (ins, dtype) in enumerate(zip(code, dtypes)):
-            value = _expression(self.p, ins, dtype, index, prefix, self.exprs)
+        for pos, ins in enumerate(code):
+            value = _expression(self.p, ins, dtypes, pos, index, prefix, self.exprs)
             self.line(depth, f"{prefix}{pos} = {value}")
         return f"{prefix}{len(code) - 1}"
 
