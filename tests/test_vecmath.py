@@ -2,6 +2,7 @@
 sample (the full table is ``python tools/ulp_table.py``), NumPy's special values, loops that
 LLVM vectorizes, and use from a generated, disk-cached kernel module."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -214,3 +215,13 @@ def test_a_generated_kernel_is_compiled_wide(monkeypatch, tmp_path, numba_cpu):
     [kernel] = cache._memory.values()
     [ir] = kernel.inspect_llvm().values()
     assert (vector_width.ATTRIBUTE in ir) == (vector_width.BITS == 512)
+
+
+def test_an_unknown_vector_width_is_an_error_naming_the_choices():
+    env = dict(os.environ, NUMGRAD_VECTOR_BITS="1024")
+    result = subprocess.run(
+        [sys.executable, "-c", "import numgrad as ng; ng.tensor([1.0]).exp().numpy()"],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "ValueError: NUMGRAD_VECTOR_BITS='1024'; expected '512'" in result.stderr
+    assert "'256'" in result.stderr

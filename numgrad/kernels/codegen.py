@@ -109,10 +109,10 @@ def read_index(program: Program, i: int, index: list[str]) -> str:
     return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
 
 
-#: Integer types, and the magnitude below which a float converts to one. Any other float
-#: (inf, nan, out of range) converts to the type's minimum, as NumPy's casts give on
-#: x86: LLVM leaves that conversion undefined, so a kernel could give any value.
-_INT_LIMITS = {"int32": 2.0 ** 31, "int64": 2.0 ** 63}
+#: The integer types a float converts to when below 2**(bits - 1) in magnitude. Any
+#: other float (inf, nan, out of range) converts to the type's minimum, as NumPy's casts
+#: give on x86: LLVM leaves that conversion undefined, so a kernel could give any value.
+_SIGNED = ("int32", "int64")
 _TRUE_DIVISION = re.compile(r"(?<!/)/(?!/)")
 
 
@@ -136,11 +136,11 @@ def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos
     if name != "cast" and (dtype == "float64" or dtype == "bool" and TABLE[name].result == BOOL):
         # Already of that type in Numba: no conversion to type (it doubles compile time).
         return body
-    if dtype in _INT_LIMITS and (_TRUE_DIVISION.search(body) or any(
+    if dtype in _SIGNED and (_TRUE_DIVISION.search(body) or any(
             dtypes[p].startswith("float") for p in operands)):  # a float made an integer
-        kind = scalar_type(dtype)
-        return f"{kind}({body}) if abs({body}) < {_INT_LIMITS[dtype]!r} else " \
-               f"{kind}({np.iinfo(dtype).min})"
+        kind, info = scalar_type(dtype), np.iinfo(dtype)
+        return f"{kind}({body}) if abs({body}) < {2.0 ** (info.bits - 1)!r} else " \
+               f"{kind}({info.min})"
     return f"{scalar_type(dtype)}({body})"
 
 

@@ -9,7 +9,8 @@ while numgrad compiles a kernel (inside `wide`, in that thread) carry LLVM's
 as before. Numba has no hook for function attributes: its JIT code library's
 ``add_ir_module`` is wrapped to add it.
 
-``NUMGRAD_VECTOR_BITS=256`` keeps LLVM's choice.
+``NUMGRAD_VECTOR_BITS=256`` keeps LLVM's choice; any value but 512 and 256 is a
+`ValueError` when the CPU target is first used.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ import threading
 import llvmlite.binding as llvm
 from numba.core import codegen
 
+_ASKED = os.environ.get("NUMGRAD_VECTOR_BITS", "512")
+if _ASKED not in ("512", "256"):
+    raise ValueError(f"NUMGRAD_VECTOR_BITS={_ASKED!r}; expected '512' (the default: used "
+                     f"where the CPU has AVX-512) or '256' (LLVM's own choice)")
 #: The vector width numgrad's CPU kernels prefer, in bits: 512 on a CPU with
 #: AVX-512 (unless ``NUMGRAD_VECTOR_BITS=256``), else LLVM's own choice (256 or less).
-BITS = 512 if os.environ.get("NUMGRAD_VECTOR_BITS", "512") != "256" and \
-    llvm.get_host_cpu_features().get("avx512f", False) else 256
+BITS = 512 if _ASKED == "512" and llvm.get_host_cpu_features().get("avx512f", False) \
+    else 256
 ATTRIBUTE = '"prefer-vector-width"="512"'
 
 _compiling = threading.local()
