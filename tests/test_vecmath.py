@@ -217,11 +217,16 @@ def test_a_generated_kernel_is_compiled_wide(monkeypatch, tmp_path, numba_cpu):
     assert (vector_width.ATTRIBUTE in ir) == (vector_width.BITS == 512)
 
 
-def test_an_unknown_vector_width_is_an_error_naming_the_choices():
-    env = dict(os.environ, NUMGRAD_VECTOR_BITS="1024")
-    result = subprocess.run(
-        [sys.executable, "-c", "import numgrad as ng; ng.tensor([1.0]).exp().numpy()"],
-        env=env, capture_output=True, text=True, timeout=300)
+@pytest.mark.parametrize("mode", ["numba", "tiered"])
+def test_an_unknown_vector_width_is_an_error_naming_the_choices(mode):
+    # (tiered: the first launch is interpreted while the background thread fails to
+    # import the CPU target; the next launch raises what it met)
+    env = dict(os.environ, NUMGRAD_VECTOR_BITS="1024", NUMGRAD_CPU_KERNELS=mode)
+    program = ("import numgrad as ng; from numgrad.kernels import tiered\n"
+               "x = ng.linspace(0, 1, 1000)\n"
+               "(x.exp() * x).sum().item(); tiered.wait(); (x.exp() * x).sum().item()")
+    result = subprocess.run([sys.executable, "-c", program],
+                            env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert "ValueError: NUMGRAD_VECTOR_BITS='1024'; expected '512'" in result.stderr
     assert "'256'" in result.stderr

@@ -26,6 +26,7 @@ from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
 key = "tiered"
 
 _cpu = None  # numgrad.kernels.cpu, once the background thread has imported it
+_import_error: Exception | None = None  # why the thread could not import it (raised by launches)
 #: launches before that, by (program, shape): their outputs, inputs and arguments
 _early: dict[tuple, tuple] = {}
 _compiles: queue.SimpleQueue = queue.SimpleQueue()
@@ -60,6 +61,8 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
     program, cpu = kernel, _cpu
     if cpu is None:  # still importing: the thread queues it when it is done
         with _idle:
+            if _import_error is not None:
+                raise _import_error
             if _cpu is None:
                 _early.setdefault((program, tuple(shape)), (outs, inputs, args))
             _ensure_worker()
@@ -119,8 +122,14 @@ def _ensure_worker() -> None:
 def _work() -> None:
     """The background thread: import the CPU target and queue the kernels launched
     meanwhile, then compile what is sent, in order."""
-    global _cpu
-    cpu = importlib.import_module("numgrad.kernels.cpu")
+    global _cpu, _import_error
+    try:
+        cpu = importlib.import_module("numgrad.kernels.cpu")
+    except Exception as error:  # (a bad NUMGRAD_VECTOR_BITS, say): the next launch raises it
+        with _idle:
+            _import_error = error
+            _idle.notify_all()
+        return
     with _idle:
         for (program, shape), (outs, inputs, args) in _early.items():
             compiled = cpu.kernel(program, cpu.variant(program, shape))

@@ -10,7 +10,8 @@ as before. Numba has no hook for function attributes: its JIT code library's
 ``add_ir_module`` is wrapped to add it.
 
 ``NUMGRAD_VECTOR_BITS=256`` keeps LLVM's choice; any value but 512 and 256 is a
-`ValueError` when the CPU target is first used.
+`ValueError` when the CPU target is first used (tiered: the launch after its
+background thread met it).
 """
 
 from __future__ import annotations
