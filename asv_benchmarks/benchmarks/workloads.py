@@ -113,23 +113,24 @@ def mlp_step(x, y, device=None, sizes=MLP_SIZES, make=None):
 
 
 class NumpyMLP:
-    """A hand-written forward, backward and Adam step of a 3-layer MLP (float32)."""
+    """A hand-written forward, backward and Adam step of a 3-layer MLP (float32), its
+    matrix products by `matmul` (``tools/w3_matmuls.py`` times them)."""
 
-    def __init__(self, x, y, sizes=MLP_SIZES):
-        self.x, self.y = x, y
+    def __init__(self, x, y, sizes=MLP_SIZES, matmul=np.matmul):
+        self.x, self.y, self.matmul = x, y, matmul
         self.params = mlp_weights(sizes)
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
         self.t = 0
 
     def step(self):
-        x, y, (w1, b1, w2, b2, w3, b3) = self.x, self.y, self.params
+        x, y, (w1, b1, w2, b2, w3, b3), mm = self.x, self.y, self.params, self.matmul
         rows = np.arange(len(y))
-        z1 = x @ w1 + b1
+        z1 = mm(x, w1) + b1
         h1 = np.maximum(z1, 0)
-        z2 = h1 @ w2 + b2
+        z2 = mm(h1, w2) + b2
         h2 = np.maximum(z2, 0)
-        z3 = h2 @ w3 + b3
+        z3 = mm(h2, w3) + b3
         z3 -= z3.max(axis=1, keepdims=True)
         e = np.exp(z3)
         total = e.sum(axis=1, keepdims=True)
@@ -137,9 +138,9 @@ class NumpyMLP:
         d3 = e / total
         d3[rows, y] -= 1
         d3 /= len(y)
-        d2 = (d3 @ w3.T) * (z2 > 0)
-        d1 = (d2 @ w2.T) * (z1 > 0)
-        grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
+        d2 = mm(d3, w3.T) * (z2 > 0)
+        d1 = mm(d2, w2.T) * (z1 > 0)
+        grads = [mm(x.T, d1), d1.sum(0), mm(h1.T, d2), d2.sum(0), mm(h2.T, d3), d3.sum(0)]
         self.t += 1
         (beta1, beta2), lr, eps = ADAM["betas"], ADAM["lr"], ADAM["eps"]
         step_size = lr / (1 - beta1 ** self.t)
