@@ -187,7 +187,10 @@ class _Loops(Skeleton):
         self.line(depth, f"accs = np.full({LANES}, {self.identity})")
         self.line(depth, f"for base in range({start}, {stop}, {LANES}):")
         self.line(depth + 1, f"for lane in range(min({LANES}, {stop} - base)):")
-        self.line(depth + 2, f"i{k} = base + lane")
+        # (unsigned: Numba wraps a negative signed index around, and LLVM, unable to rule
+        # that out here, turns the vectorized loop's loads and stores into gathers and
+        # scatters, 3-5x slower)
+        self.line(depth + 2, f"i{k} = numba.uint64(base + lane)")
         self.line(depth + 2, "acc = accs[lane]")
         self.body(depth + 2)
         self.fold_in(depth + 2, f"v{self.p.folded}")
