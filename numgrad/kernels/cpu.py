@@ -188,8 +188,8 @@ class _Loops(Skeleton):
         self.line(depth, f"for base in range({start}, {stop}, {LANES}):")
         self.line(depth + 1, f"for lane in range(min({LANES}, {stop} - base)):")
         # (unsigned: Numba wraps a negative signed index around, and LLVM, unable to rule
-        # that out here, turns the vectorized loop's loads and stores into gathers and
-        # scatters, 3-5x slower)
+        # that out where the loop starts at a computed index, vectorizes its loads and
+        # stores as gathers and scatters, or not at all: 3-5x slower)
         self.line(depth + 2, f"i{k} = numba.uint64(base + lane)")
         self.line(depth + 2, "acc = accs[lane]")
         self.body(depth + 2)
@@ -216,7 +216,8 @@ class _Loops(Skeleton):
         for d in range(k, k + self.r):
             self.line(1 + d - k, f"for i{d} in range(shape[{d}]):")
         depth = 1 + self.r
-        self.line(depth, "for i0 in range(c * shape[0] // chunks, (c + 1) * shape[0] // chunks):")
+        self.line(depth, "for i0 in range(numba.uint64(c * shape[0] // chunks), "
+                         "numba.uint64((c + 1) * shape[0] // chunks)):")  # (unsigned: `fold`)
         for d in range(1, k):
             self.line(depth + d, f"for i{d} in range(shape[{d}]):")
         self.line(depth + k, f"acc = accs[{self.kept_index}]")
