@@ -224,6 +224,25 @@ def test_a_generated_kernel_is_compiled_wide(monkeypatch, tmp_path, numba_cpu):
     assert (vector_width.ATTRIBUTE in _attributes(kernel)) == (vector_width.BITS == 512)
 
 
+@pytest.mark.parametrize("reduction", ["lanes", "outer"])
+def test_reduction_loops_vectorize_without_gathers(reduction, monkeypatch, tmp_path, numba_cpu):
+    # A reduction folded into lanes (with an elementwise output beside it) and one over
+    # the outer dimension (a column sum): their loops vectorize, with plain vector loads
+    # and stores. (Signed loop indices, which Numba wraps around when negative, gave
+    # gathers and scatters in the first and no vector code in the second.)
+    monkeypatch.setenv("NUMGRAD_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_memory", {})  # compiled here, so its IR can be read
+    if reduction == "lanes":
+        y = ng.linspace(-2, 2, 1000) * 1.5 + 0.5
+        ng.realize(y, y.sum())
+    else:
+        ng.realize((ng.linspace(-2, 2, 3000, dtype=ng.float32).reshape(300, 10) * 2).sum(0))
+    [kernel] = cache._memory.values()
+    ir = "\n".join(kernel.inspect_llvm().values())
+    assert not re.search(r"masked\.(gather|scatter)", ir)
+    assert re.search(r"fadd (fast )?<\d+ x (double|float)>", ir)
+
+
 @pytest.mark.parametrize("mode", ["numba", "tiered"])
 def test_an_unknown_vector_width_is_an_error_naming_the_choices(mode):
     # (tiered: the first launch is interpreted while the background thread fails to
