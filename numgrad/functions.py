@@ -22,7 +22,7 @@ METHODS = (
     "abs", "square", "relu", "round", "clip", "sum", "prod", "max", "min", "mean", "var",
     "std", "logsumexp", "argmax", "argmin", "all", "any", "reshape", "transpose", "permute",
     "swapaxes", "broadcast_to", "expand_dims", "squeeze", "ravel", "flatten", "negative",
-    "deg2rad", "rad2deg", "sinc", "nan_to_num",
+    "deg2rad", "rad2deg", "sinc", "nan_to_num", "isclose", "allclose",
 )
 #: NumPy's other names of the same functions
 ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad"}

@@ -215,6 +215,10 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
     P("rint", UNARY, "np.rint(x)", _zero, np.round),  # ng.round: integers pass through
     P("logical_not", UNARY, "not x", ref=np.logical_not, result=BOOL),
+    # (x - x is NaN exactly for an infinity or a NaN, and 0 for an integer)
+    P("isnan", UNARY, "x != x", ref=np.isnan, result=BOOL),
+    P("isinf", UNARY, "x - x != x - x and x == x", ref=np.isinf, result=BOOL),
+    P("isfinite", UNARY, "x - x == x - x", ref=np.isfinite, result=BOOL),
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
     P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),

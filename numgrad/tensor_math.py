@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.primitives import _as, _elementwise, _matmul
+from numgrad.primitives import _as, _as_tensor, _elementwise, _matmul
 from numgrad.tensor_base import TensorBase
 
 
@@ -50,6 +50,9 @@ class ElementwiseMethods(TensorBase):
     def floor(self) -> TensorBase: return _elementwise("floor", self)
     def ceil(self) -> TensorBase: return _elementwise("ceil", self)
     def logical_not(self) -> TensorBase: return _elementwise("logical_not", self)
+    def isnan(self) -> TensorBase: return _elementwise("isnan", self)
+    def isinf(self) -> TensorBase: return _elementwise("isinf", self)
+    def isfinite(self) -> TensorBase: return _elementwise("isfinite", self)
     def abs(self) -> TensorBase: return _elementwise("abs", self)
 
     def square(self) -> TensorBase:
@@ -113,6 +116,25 @@ class ElementwiseMethods(TensorBase):
             out = where(self == math.inf, info.max if posinf is None else posinf, out)
             out = where(self == -math.inf, info.min if neginf is None else neginf, out)
         return out if copy else self._rebind(out)
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> TensorBase:
+        """Where ``|self - other| <= atol + rtol * |other|`` (equal infinities too, NaN
+        only with `equal_nan`), as NumPy's ``isclose``: a bool tensor, no gradient.
+
+        >>> ng.isclose(ng.tensor([1.0, np.inf, np.nan]), [1.0 + 1e-9, np.inf, np.nan]).tolist()
+        [True, True, False]
+        """
+        x = _as(self.detach(), dtypes.to_float(self.dtype))  # (floats, as NumPy's)
+        y = _as_tensor(other, x.dtype, x).detach()
+        y = _as(y, dtypes.to_float(y.dtype))
+        close = ((x - y).abs() <= atol + rtol * y.abs()) & y.isfinite() | (x == y)
+        return close | (x.isnan() & y.isnan()) if equal_nan else close
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """Whether `isclose` holds everywhere, as NumPy's ``allclose``: a Python bool."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
 
     def clip(self, min=None, max=None) -> TensorBase:  # noqa: A002 - NumPy's names
         """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);

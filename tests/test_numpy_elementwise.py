@@ -1,6 +1,7 @@
 """The elementwise functions of SPEC §2's wider NumPy surface, beyond the op matrix
 (`test_op_matrix.py` checks each row's values, gradients and second order on random
-inputs): special values (NaN, ±inf, ±0) and integer promotion against NumPy, ``%`` with
+inputs): special values (NaN, ±inf, ±0) and integer promotion against NumPy, the
+predicates (isnan, isinf, isfinite, isclose, allclose), ``%`` with
 scalars on either side, the composites' gradients against HIPS autograd, the gradients
 at kinks, NaN and ties, and a few rows in the CUDA simulator.
 
@@ -89,6 +90,50 @@ def test_mod_sign_follows_the_divisor_and_fmod_the_dividend():
     assert_same(ng.mod(x, y), np.mod(a, b), 0)  # exact: -0.0 and 0.0 included
     assert_same(ng.fmod(x, y), np.fmod(a, b), 0)
     assert_same(x % y, a % b, 0)
+
+
+# ---- predicates: isnan, isinf, isfinite, isclose, allclose -------------------------------
+
+PREDICATES = ["isnan", "isinf", "isfinite"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.bool_],
+                         ids=lambda d: d.__name__)
+@pytest.mark.parametrize("name", PREDICATES)
+def test_predicates_match_numpy(name, dtype):
+    # floats: the special values, the largest and the smallest subnormal (exact)
+    if np.dtype(dtype).kind == "f":
+        info = np.finfo(dtype)
+        a = np.concatenate([SPECIAL.astype(dtype), [info.max, info.smallest_subnormal]])
+    else:
+        a = np.array([-3, 0, 1, 7]).astype(dtype)
+    x = cpu(a, requires_grad=np.dtype(dtype).kind == "f")
+    got = getattr(ng, name)(x)
+    assert_same(got, getattr(np, name)(a), 0)
+    assert not got.requires_grad and getattr(x, name)().tolist() == got.tolist()
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+@pytest.mark.parametrize("tolerances", [{}, {"rtol": 0.1, "atol": 0.0}, {"atol": 2.0}])
+def test_isclose_and_allclose_match_numpy(tolerances, equal_nan):
+    a, b = (p.ravel() for p in PAIRS)
+    want = np.isclose(a, b, equal_nan=equal_nan, **tolerances)
+    got = ng.isclose(cpu(a, requires_grad=True), cpu(b), equal_nan=equal_nan, **tolerances)
+    assert_same(got, want, 0)
+    assert not got.requires_grad
+    for rows in (slice(0, 1), slice(3, 4), slice(None)):  # all close, none, some
+        assert ng.allclose(cpu(a[rows]), b[rows], equal_nan=equal_nan, **tolerances) is \
+            bool(np.allclose(a[rows], b[rows], equal_nan=equal_nan, **tolerances))
+
+
+def test_isclose_takes_integers_scalars_lists_and_numpy_calls():
+    ints = np.array([1, 2, 3])
+    assert_same(ng.isclose(cpu(ints), 1.5, atol=0.6), np.isclose(ints, 1.5, atol=0.6), 0)
+    assert_same(ng.isclose(cpu([1.0, 1.1]), [1.0, 1.0]), np.isclose([1.0, 1.1], [1.0, 1.0]), 0)
+    assert_same(cpu([1.0, nan]).isclose(cpu([1.0, nan]), equal_nan=True), np.array([True] * 2), 0)
+    x = cpu([1.0, inf, nan])
+    assert_same(np.isnan(x), np.array([False, False, True]), 0)  # NumPy's ufunc dispatches
+    assert np.allclose(x, x, equal_nan=True) is True
 
 
 # ---- integers and promotion --------------------------------------------------------------
