@@ -2,7 +2,7 @@
 
 Each forwards to the Tensor method or elementwise primitive of the same name, so
 a new primitive or method needs no second definition here; NumPy's second names
-(``remainder``, ``degrees``, ``radians``) are the same functions.
+(``remainder``, ``degrees``, ``amax``, ...) are the same functions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ METHODS = (
     "deg2rad", "rad2deg", "sinc", "nan_to_num", "isclose", "allclose",
 )
 #: NumPy's other names of the same functions
-ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad"}
+ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad", "absolute": "abs",
+           "around": "round", "amax": "max", "amin": "min", "true_divide": "divide"}
 #: What a binary primitive's function does beyond its name's promise
 NOTES = {
     "fmax": "NaN is ignored: the result is NaN only where both are.",

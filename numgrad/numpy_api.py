@@ -27,11 +27,7 @@ import numgrad
 NAMESPACES = {"numpy": (), "numpy.linalg": ("linalg",)}
 
 #: NumPy names -> the name of the same function in numgrad.
-ALIASES = {
-    "absolute": "abs", "around": "round", "amax": "max", "amin": "min",
-    "concat": "concatenate", "true_divide": "divide", "permute_dims": "transpose",
-    "row_stack": "vstack",
-}
+ALIASES = {"concat": "concatenate", "permute_dims": "transpose", "row_stack": "vstack"}
 
 #: NumPy's functions that read a tensor's attributes (they return ints, not tensors).
 METADATA = {
