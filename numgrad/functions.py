@@ -7,14 +7,17 @@ a new primitive or method needs no second definition here; NumPy's second names
 
 from __future__ import annotations
 
+import math
 import numbers
 
+from numgrad import dtypes
 from numgrad.creation import tensor
 from numgrad.ops import BINARY, TABLE, UNARY
 from numgrad.ordering import OrderMethods
 from numgrad.primitives import _elementwise
 from numgrad.shaping import ShapingMethods
 from numgrad.tensor import Tensor
+from numgrad.tensor_math import where
 
 #: Tensor methods that are also module functions, beyond the unary primitives and the
 #: methods of the shaping and ordering mixins (all of which are).
@@ -96,5 +99,50 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:  # noqa: A
     return a.clip(a_min if min is None else min, a_max if max is None else max)
 
 
-_functions.update(transpose=transpose, clip=clip)
+# ---- reductions that skip NaN --------------------------------------------------------
+
+def nansum(a, axis=None, keepdims: bool = False) -> Tensor:
+    """The sum with NaN taken as 0 (NumPy's ``nansum``): 0 where all are NaN. The gradient
+    is 0 at a NaN.
+
+    >>> ng.nansum(ng.tensor([[1.0, np.nan], [np.nan, np.nan]]), axis=1).tolist()
+    [1.0, 0.0]
+    """
+    a = _as_tensor(a)
+    return where(a.isnan(), 0, a).sum(axis, keepdims)
+
+
+def nanmean(a, axis=None, keepdims: bool = False) -> Tensor:
+    """The mean of the values that are not NaN (NumPy's ``nanmean``): NaN where all are
+    (NumPy warns there; numgrad does not). The gradient is 0 at a NaN."""
+    a = _as_tensor(a)
+    x, kept = a.astype(dtypes.to_float(a.dtype)), a.isnan().logical_not()
+    return where(kept, x, 0).sum(axis, keepdims) / kept.sum(axis, keepdims).astype(x.dtype)
+
+
+def nanmax(a, axis=None, keepdims: bool = False) -> Tensor:
+    """The maximum of the values that are not NaN (NumPy's ``nanmax``): NaN where all are.
+    The gradient goes to the maximum, shared by ties, as `max`'s."""
+    return _nan_extreme(_as_tensor(a), "max", -math.inf, axis, keepdims)
+
+
+def nanmin(a, axis=None, keepdims: bool = False) -> Tensor:
+    """The minimum of the values that are not NaN (NumPy's ``nanmin``): NaN where all are."""
+    return _nan_extreme(_as_tensor(a), "min", math.inf, axis, keepdims)
+
+
+def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Tensor:
+    if a.dtype.kind != "f":  # (no NaN)
+        return getattr(a, which)(axis, keepdims)
+    nan = a.isnan()
+    out = getattr(where(nan, fill, a), which)(axis, keepdims)
+    return where(nan.all(axis, keepdims), math.nan, out)
+
+
+def _as_tensor(a) -> Tensor:
+    return a if isinstance(a, Tensor) else tensor(a)
+
+
+_functions.update(transpose=transpose, clip=clip, nansum=nansum, nanmean=nanmean,
+                  nanmax=nanmax, nanmin=nanmin)
 __all__ = sorted(_functions)
