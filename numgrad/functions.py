@@ -108,14 +108,14 @@ def nansum(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> ng.nansum(ng.tensor([[1.0, np.nan], [np.nan, np.nan]]), axis=1).tolist()
     [1.0, 0.0]
     """
-    a = _as_tensor(a)
+    a = _to_tensor(a)
     return where(a.isnan(), 0, a).sum(axis, keepdims)
 
 
 def nanmean(a, axis=None, keepdims: bool = False) -> Tensor:
     """The mean of the values that are not NaN (NumPy's ``nanmean``): NaN where all are
     (NumPy warns there; numgrad does not). The gradient is 0 at a NaN."""
-    a = _as_tensor(a)
+    a = _to_tensor(a)
     x, kept = a.astype(dtypes.to_float(a.dtype)), a.isnan().logical_not()
     return where(kept, x, 0).sum(axis, keepdims) / kept.sum(axis, keepdims).astype(x.dtype)
 
@@ -123,12 +123,12 @@ def nanmean(a, axis=None, keepdims: bool = False) -> Tensor:
 def nanmax(a, axis=None, keepdims: bool = False) -> Tensor:
     """The maximum of the values that are not NaN (NumPy's ``nanmax``): NaN where all are.
     The gradient goes to the maximum, shared by ties, as `max`'s."""
-    return _nan_extreme(_as_tensor(a), "max", -math.inf, axis, keepdims)
+    return _nan_extreme(_to_tensor(a), "max", -math.inf, axis, keepdims)
 
 
 def nanmin(a, axis=None, keepdims: bool = False) -> Tensor:
     """The minimum of the values that are not NaN (NumPy's ``nanmin``): NaN where all are."""
-    return _nan_extreme(_as_tensor(a), "min", math.inf, axis, keepdims)
+    return _nan_extreme(_to_tensor(a), "min", math.inf, axis, keepdims)
 
 
 def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Tensor:
@@ -139,7 +139,7 @@ def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Te
     return where(nan.all(axis, keepdims), math.nan, out)
 
 
-def _as_tensor(a) -> Tensor:
+def _to_tensor(a) -> Tensor:
     return a if isinstance(a, Tensor) else tensor(a)
 
 
