@@ -48,11 +48,16 @@ NOTES = {
 COPYING = {"sort": "_sorted", "partition": "_partitioned"}
 
 
+def _to_tensor(a) -> Tensor:
+    """`a` itself if a tensor, else a new tensor of its data."""
+    return a if isinstance(a, Tensor) else tensor(a)
+
+
 def _method_function(name: str, method_name: str | None = None):
     method = getattr(Tensor, method_name or name)
 
     def function(x, *args, **kwargs):
-        return method(x if isinstance(x, Tensor) else tensor(x), *args, **kwargs)
+        return method(_to_tensor(x), *args, **kwargs)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__ or f"``x.{name}(...)`` as a function."
@@ -88,14 +93,14 @@ globals().update(_functions)
 # NumPy's argument names where they differ from the Tensor method's.
 def transpose(a, axes=None) -> Tensor:
     """The axes of `a` reversed, or permuted as `axes` says (NumPy's ``transpose``)."""
-    a = a if isinstance(a, Tensor) else tensor(a)
+    a = _to_tensor(a)
     return a.transpose() if axes is None else a.transpose(axes)
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:  # noqa: A002
     """`a` limited to ``[a_min, a_max]`` (NumPy's ``clip``; `min` and `max` are NumPy 2's
     other names of the bounds)."""
-    a = a if isinstance(a, Tensor) else tensor(a)
+    a = _to_tensor(a)
     return a.clip(a_min if min is None else min, a_max if max is None else max)
 
 
@@ -138,9 +143,6 @@ def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Te
     out = getattr(where(nan, fill, a), which)(axis, keepdims)
     return where(nan.all(axis, keepdims), math.nan, out)
 
-
-def _to_tensor(a) -> Tensor:
-    return a if isinstance(a, Tensor) else tensor(a)
 
 
 _functions.update(transpose=transpose, clip=clip, nansum=nansum, nanmean=nanmean,

@@ -10,7 +10,6 @@ Issue 12's matmul question: numgrad's products against NumPy's, each in its own 
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -51,7 +50,7 @@ def main() -> None:
                 step_times[name].append(time.perf_counter() - start)
     for name, times in (("numgrad", ours), ("NumPy", theirs)):
         per_step = np.reshape(times, (-1, PRODUCTS))[-steps:].sum(axis=1)
-        print(f"{name}: step {statistics.median(step_times[name]) * 1e3:.2f} ms, its "
+        print(f"{name}: step {np.median(step_times[name]) * 1e3:.2f} ms, its "
               f"{PRODUCTS} products {np.median(per_step) * 1e3:.2f} ms (medians of {steps})")
 
 
