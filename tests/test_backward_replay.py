@@ -221,8 +221,8 @@ def test_a_rebuilt_pass_numbers_its_buffers_as_a_walk_would(rules, monkeypatch):
     checked = []
     rebuild = replay.rebuild
 
-    def check(recipe, starts):
-        bufs = rebuild(recipe, starts)
+    def check(recipe, starts, order):
+        bufs = rebuild(recipe, starts, order)
         for buf in bufs[len(starts):]:
             if buf.sig is not None:  # (pending: nothing realizes it before the walk)
                 assert buf.sig == reuse.signature(buf.op, buf.arg, buf.shape, buf.dtype,

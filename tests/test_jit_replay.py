@@ -79,6 +79,7 @@ def test_a_warm_replay_allocates_only_its_results():
     step = ng.jit(value_and_derivative)
     plan = prepared(step, ng.tensor(0.3, requires_grad=True))
     assert not calls(plan)  # launches only
+    got = step(ng.tensor(0.3, requires_grad=True))  # held at each call below
     for v in (0.3, -1.1, 2.5):
         x = ng.tensor(v, requires_grad=True)
         with ng.engine.record() as rec:
@@ -87,6 +88,25 @@ def test_a_warm_replay_allocates_only_its_results():
         for a, b in zip(got, want):
             assert_allclose(a.numpy(), b.numpy(), rtol=RTOL)
         assert rec.kernels_compiled == 0 and rec.bytes_allocated == 2 * 8  # two float64
+
+
+def test_results_dropped_before_the_next_call_are_recycled():
+    # A replay writes its results into the arrays it handed out last time when nothing
+    # refers to them any more (engine.prepared); results still held are left alone.
+    step = ng.jit(value_and_derivative)
+    prepared(step, ng.tensor(0.3, requires_grad=True))
+    held = step(ng.tensor(0.5, requires_grad=True))
+    with ng.engine.record() as rec:
+        again = step(ng.tensor(-1.5, requires_grad=True))
+    assert rec.bytes_allocated == 2 * 8  # `held` keeps the last results
+    del again
+    with ng.engine.record() as rec:
+        last = step(ng.tensor(2.5, requires_grad=True))
+    assert rec.bytes_allocated == 0  # the dropped results' arrays, written again
+    for got, x in ((held, 0.5), (last, 2.5)):
+        want = value_and_derivative(ng.tensor(x, requires_grad=True))
+        for a, b in zip(got, want):
+            assert_allclose(a.numpy(), b.numpy(), rtol=RTOL)
 
 
 def test_views_of_the_plans_own_buffers_are_made_once():
@@ -115,6 +135,7 @@ def test_matmuls_run_between_launches():
     step = ng.jit(f)
     x = ng.tensor(rng.standard_normal((5, 4)))
     assert [c for c in calls(prepared(step, x)) if c[0] == "matmul"] == [("matmul", "into")] * 2
+    held = step(x)  # noqa: F841 (the last result, held: the next one is a new array)
     with ng.engine.record() as rec:
         got = step(x)
     assert_allclose(got.numpy(), f(x).numpy(), rtol=RTOL)
@@ -129,6 +150,7 @@ def test_scatter_adds_of_slices_assign_into_the_plans_buffers():
     step = ng.jit(f)
     plan = prepared(step, ng.tensor(rng.standard_normal((3, 5)), requires_grad=True))
     assert [c for c in calls(plan) if c[0] == "index_add"] == [("index_add", "into")] * 2
+    got = step(ng.tensor(rng.standard_normal((3, 5)), requires_grad=True))  # held
     for _ in range(3):  # the buffers' zeros outside the slices stay zeros
         x = ng.tensor(rng.standard_normal((3, 5)), requires_grad=True)
         with ng.engine.record() as rec:

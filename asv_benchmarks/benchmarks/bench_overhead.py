@@ -60,8 +60,10 @@ EAGER_ROWS, EAGER_SIZES = 64, (64, 64, 10)
 def eager_steps(lib, functional, rng) -> tuple:
     """Issue 13's eager loops for `lib` (numgrad or torch: the same names), whose
     ``nn.functional`` is `functional`: W2 (Horner's value and derivative), W1 at
-    N = 1e3 (value and gradient) and the small MLP's step (loss, backward, and SGD
-    under no_grad), each a function of no arguments."""
+    N = 1e3 (value and gradient), the small MLP's step (loss, backward, and SGD
+    under no_grad) on one batch, and that step on a new batch of labels at every step
+    (as training goes through its data: 1,000 batches in turn, more than the engine
+    keeps plans of), each a function of no arguments."""
     x = lib.tensor(0.7, requires_grad=True)
 
     def w2():
@@ -82,8 +84,8 @@ def eager_steps(lib, functional, rng) -> tuple:
     params = [lib.tensor(w.astype(np.float64), requires_grad=True)
               for w in mlp_weights(EAGER_SIZES)]
 
-    def mlp():
-        loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), labels)
+    def mlp(targets=labels):
+        loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), targets)
         loss.backward()
         with lib.no_grad():
             for p in params:
@@ -91,14 +93,20 @@ def eager_steps(lib, functional, rng) -> tuple:
                 p.grad = None
         return loss.item()
 
-    return w2, chain, mlp
+    batches = [lib.tensor(rng.integers(0, EAGER_SIZES[-1], EAGER_ROWS)) for _ in range(1000)]
+    turn = iter(range(1 << 62))
+
+    def mlp_new_labels():
+        return mlp(batches[next(turn) % len(batches)])
+
+    return w2, chain, mlp, mlp_new_labels
 
 
 class Eager:
     """Issue 13's eager loops, without ng.jit (`eager_steps`); `tools/eager_table.py`
     times them beside PyTorch's eager autograd."""
 
-    params = ["W2", "W1 1e3", "MLP"]
+    params = ["W2", "W1 1e3", "MLP", "MLP new labels"]
     param_names = ["workload"]
 
     def setup(self, workload):

@@ -252,13 +252,13 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
         _compute_saved(starts if starts is not None else _saved(order))
     if recipe:
         wrap = type(seeds[0])._wrap
-        for i, buf in replay.gradients(recipe, starts, lambda i: type(order[i]) is
+        for i, buf in replay.gradients(recipe, starts, order, lambda i: type(order[i]) is
                                        AccumulateGrad or order[i] in targets):
             deliver(order[i], wrap(buf))
         return
     if recipe is False:  # a new structure: run the rules, and record what they make
         replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
-                                                   delivered), key, starts)
+                                                   delivered), key, starts, order)
     else:
         _propagate(outputs, seeds, _pending(order), deliver)
 

@@ -1,17 +1,21 @@
-"""Backward passes reused by structure: a loop whose backward pass walks an autograd
-graph of the same structure at every step (the same operations, static arguments,
-shapes, dtypes and devices; new values) runs the VJP rules once. Their lazy graph is
-kept as a recipe and made again from the new graph's saved values at later steps.
+"""Backward passes reused by structure: a loop whose backward pass walks an autograd graph
+of the same structure at every step (the same operations, static arguments, shapes,
+dtypes and devices; new values) runs the VJP rules once. Their lazy graph is kept as a
+recipe and made again from the new graph's saved values at later steps.
 
-A pass is keyed by its needed nodes in the engine's order: each node's rule,
-argument and edges, and the buffers it starts from (the seeds, and each node's saved
-inputs and output), by shape, dtype, device and which of them are one buffer. The
-recipe is the rules' `numgrad.lazy.make` calls, noted as the pass records them
-(`lazy.MADE`): made again on new buffers, work on constants folds again, from their new
-values. So a pass that computes some of its graph on the way (realized for its depth,
-or its pending gradients cut together, `cut`) is rebuilt computing at the same
-points. One whose rules read a value, or whose gradients need a buffer from elsewhere
-(an array loaded during the pass), is not kept.
+A pass is keyed by its needed nodes in the engine's order: each node's rule, argument
+and edges, and the buffers it starts from (the seeds, and each node's saved inputs and
+output), by shape, dtype, device and which of them are one buffer. The recipe is the
+rules' `numgrad.lazy.make` calls, noted as the pass records them (`lazy.MADE`): made
+again on new buffers, work on constants folds again, from their new values. So a pass
+that computes some of its graph on the way (realized for its depth, or its pending
+gradients cut together, `cut`) is rebuilt computing at the same points. One whose rules
+read a value, or whose gradients need a buffer from elsewhere (an array loaded during
+the pass), is not kept.
+
+Index arrays are values too (the key has their shape and dtype, as the engine's
+`numgrad.engine.reuse`): a rule's argument that holds a node's index array (the
+scatter-add that is indexing's gradient) takes the new node's array.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import Unhashable, hashable, signature
+from numgrad.engine.reuse import Unhashable, hashable, holds_array, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -105,11 +111,11 @@ def recall(key) -> Recipe | None | bool:
     return recipe
 
 
-def record(run, key, starts: list[LazyBuffer]) -> None:
-    """Run the pass `run(delivered)`, which appends each gradient it hands to a node to
-    `delivered` as (node position, buffer), noting what it makes (`lazy.MADE`); keep
-    its recipe under `key`. One thread records at a time (the note is global): while
-    another does, the pass just runs."""
+def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
+    """Run the pass `run(delivered)` over the nodes `order`, which appends each
+    gradient it hands to a node to `delivered` as (node position, buffer), noting what
+    it makes (`lazy.MADE`); keep its recipe under `key`. One thread records at a time
+    (the note is global): while another does, the pass just runs."""
     if not _recording.acquire(blocking=False):
         run(None)
         return
@@ -123,7 +129,7 @@ def record(run, key, starts: list[LazyBuffer]) -> None:
     finally:
         lazy.MADE = _cuts = None
         _recording.release()
-    recipe = _recipe(starts, made, delivered, cuts)
+    recipe = _recipe(starts, made, delivered, cuts, order)
     with _lock:
         _recipes[key] = recipe
         if len(_recipes) > CAPACITY:
@@ -149,29 +155,34 @@ def _compute(bufs: list[LazyBuffer]) -> None:
     engine.realize(*[b for b in bufs if b.op.kind != CONST])
 
 
-def gradients(recipe: Recipe, starts: list[LazyBuffer], keeps) -> list[tuple[int, LazyBuffer]]:
+def gradients(recipe: Recipe, starts: list[LazyBuffer], order: list[Node],
+              keeps) -> list[tuple[int, LazyBuffer]]:
     """(node position, gradient) per gradient `recipe` hands to a node whose position
-    `keeps`, made from `starts`: by the pass's Python code where it has one and it
-    runs, or else `rebuild`."""
+    `keeps`, made from `starts` and the nodes `order`: by the pass's Python code where
+    it has one and it runs, or else `rebuild`."""
     wanted = [(i, ref) for i, ref in recipe.delivered if keeps(i)]
     bufs = recipe.scalar.run(starts, [ref for _, ref in wanted]) \
         if recipe.scalar is not None else None
     if bufs is not None:
         return [(i, buf) for (i, _), buf in zip(wanted, bufs)]
-    bufs = rebuild(recipe, starts)
+    bufs = rebuild(recipe, starts, order)
     return [(i, bufs[ref]) for i, ref in wanted]
 
 
-def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
-    """The buffers of `recipe` made from `starts`: the starting buffers, then the made
-    ones (a node deeper than `MAX_DEPTH` is computed when made, and the recorded
-    `cut`s are computed after the same rows, as when recorded)."""
+def rebuild(recipe: Recipe, starts: list[LazyBuffer], order: list[Node] = ()
+            ) -> list[LazyBuffer]:
+    """The buffers of `recipe` made from `starts` (and the index arrays of the nodes
+    `order`): the starting buffers, then the made ones (a node deeper than `MAX_DEPTH`
+    is computed when made, and the recorded `cut`s are computed after the same rows,
+    as when recorded)."""
     bufs = list(starts)
     cuts = dict(recipe.cuts)
     for op, arg, shape, dtype, device, refs, sig in recipe.made:
         if op is None:
             bufs.append(LazyBuffer.const(arg, shape, dtype, device))
         else:
+            if type(arg) is _Taken:
+                arg = arg.fill(order)
             buf = make(op, tuple([bufs[r] for r in refs]), arg, shape, dtype, device)
             if buf.op is op:
                 buf.sig = sig
@@ -183,13 +194,16 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer]) -> list[LazyBuffer]:
     return bufs
 
 
-def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list) -> Recipe | None:
-    """The recipe of a pass from `starts` that `made` buffers (`lazy.MADE`'s notes),
-    handed out `delivered` and computed `cuts` (`cut`'s notes); None if it read a
-    value (a None note) or a gradient needs a buffer from elsewhere (an array loaded
-    during the pass)."""
+def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
+            order: list[Node]) -> Recipe | None:
+    """The recipe of a pass over the nodes `order` from `starts` that `made` buffers
+    (`lazy.MADE`'s notes), handed out `delivered` and computed `cuts` (`cut`'s notes);
+    None if it read a value (a None note), a gradient needs a buffer from elsewhere
+    (an array loaded during the pass) or an argument holds an index array that is no
+    node's."""
     if None in made:  # a value was read: what the rules made may depend on it
         return None
+    arrays = _index_arrays(order)
     ref: dict[LazyBuffer, int] = {}
     for i, buf in enumerate(starts):
         ref.setdefault(buf, i)
@@ -223,6 +237,11 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list) -> Reci
             sig = signature(op, arg, buf.shape, buf.dtype, buf.device, len(refs)) \
                 if buf.op is op else None
             made_as[len(recipe)] = buf.op
+            if holds_array(arg):
+                try:
+                    arg = _Taken(_taken(arg, arrays))
+                except Unhashable:  # an array of the rules' own: its values are structure
+                    return None
             recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs, sig))
     rows_at.append(len(recipe))
     kept_cuts: dict[int, tuple[int, ...]] = {}
@@ -235,3 +254,55 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list) -> Reci
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
     scalar = ScalarPass.of(recipe, starts, {r for _, r in handed}, made_as)
     return Recipe(tuple(recipe), handed, ops, scalar, tuple(kept_cuts.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """A rule's argument that holds nodes' index arrays: `parts` is the argument with
+    a `_From` in place of each array."""
+
+    parts: object
+
+    def fill(self, order: list[Node]):
+        """The argument, with the arrays of the nodes `order`."""
+        return _fill(self.parts, order)
+
+
+class _From(tuple):
+    """Where an index array was: (node position, path into the node's argument)."""
+
+
+def _index_arrays(order: list[Node]) -> dict[int, _From]:
+    """Where each index array in the nodes' arguments is (by id)."""
+    found: dict[int, _From] = {}
+
+    def visit(arg, where: tuple) -> None:
+        if isinstance(arg, np.ndarray):
+            found.setdefault(id(arg), _From(where))
+        elif isinstance(arg, tuple):
+            for i, a in enumerate(arg):
+                visit(a, where + (i,))
+
+    for position, node in enumerate(order):
+        if type(node) is OpNode and holds_array(node.arg):
+            visit(node.arg, (position,))
+    return found
+
+
+def _taken(arg, arrays: dict[int, _From]):
+    """`arg` with a `_From` in place of each array (`Unhashable` if one is no node's)."""
+    if isinstance(arg, np.ndarray):
+        if id(arg) not in arrays:
+            raise Unhashable
+        return arrays[id(arg)]
+    return tuple(_taken(a, arrays) for a in arg) if isinstance(arg, tuple) else arg
+
+
+def _fill(part, order: list[Node]):
+    if type(part) is _From:
+        position, *path = part
+        value = order[position].arg
+        for i in path:
+            value = value[i]
+        return value
+    return tuple(_fill(p, order) for p in part) if type(part) is tuple else part

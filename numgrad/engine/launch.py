@@ -36,9 +36,15 @@ def bind(plan: Schedule, sources: list) -> list:
     for slot, array in zip(plan.sources, sources):
         arrays[slot] = array
     for slot, host in plan.uploads:
-        backend = plan.slots[slot].device.backend
-        arrays[slot] = backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
+        arrays[slot] = upload(plan, slot, host)
     return arrays
+
+
+def upload(plan: Schedule, slot: int, host):
+    """The gather index `host` (a host array) on its slot's device, broadcast to the
+    slot's shape."""
+    backend = plan.slots[slot].device.backend
+    return backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
 
 
 def run_call(step: Call, plan: Schedule, arrays: list) -> None:

@@ -368,8 +368,8 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
             # The table is read whole; the index arrays are inputs like any other.
             table = buf.srcs[0]
             kernel.tables.append(table)
-            indices = [load(_index_upload(k, n, buf.shape, table.device), views, (id(k), key))
-                       for k, n in zip(buf.arg, table.shape)]
+            indices = [load(_index_upload(buf, axis, n, table.device), views, (id(k), key))
+                       for axis, (k, n) in enumerate(zip(buf.arg, table.shape))]
             emit(key, buf.dtype, ("gather", len(kernel.tables) - 1, *indices))
         elif buf.op.kind not in ELEMENTWISE:  # a fused movement: read through it
             inner = views + (buf,)
@@ -391,9 +391,17 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
     return position[(id(start), ())]
 
 
-def _index_upload(index: np.ndarray, n: int, shape, device) -> LazyBuffer:
-    """One gather index, negative indices wrapped, as an unrealized ``load`` of the
-    gather's shape: the schedule uploads it and broadcasts it to that shape when it runs
-    (`Schedule.uploads`)."""
-    wrapped = np.where(index < 0, index + n, index).astype(np.int64)
-    return LazyBuffer(TABLE["load"], (), wrapped, tuple(shape), wrapped.dtype, device)
+def _index_upload(gather: LazyBuffer, axis: int, n: int, device) -> LazyBuffer:
+    """The index of `gather` (``x[i, j, ...]``) along `axis` (of length `n`), as an
+    unrealized ``load`` of the gather's shape whose argument says so: the schedule
+    uploads it, negative indices wrapped (`wrapped_index`), and broadcasts it to that
+    shape when it runs (`Schedule.uploads`)."""
+    return LazyBuffer(TABLE["load"], (), (gather, axis, n), gather.shape, _INDEX_DTYPE, device)
+
+
+def wrapped_index(index: np.ndarray, n: int) -> np.ndarray:
+    """`index` into an axis of length `n`, negative indices wrapped, as int64."""
+    return np.where(index < 0, index + n, index).astype(_INDEX_DTYPE)
+
+
+_INDEX_DTYPE = np.dtype(np.int64)

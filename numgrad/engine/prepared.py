@@ -13,18 +13,37 @@ An eager loop that builds the same graph at every step gets the same schedule ba
 (`numgrad.engine.reuse`), rebound to the step's buffers and constants: `run_reused`
 prepares it at its second run, with no buffers of its own (every value it computes
 may be kept by a tensor), and replays it with each step's constants after that.
+
+What a replay writes anew and the views its kernels read are recycled, for small
+buffers: a replay takes back the array it handed out for a slot last time when
+nothing else refers to it any more (its reference count says so: NumPy points every
+view at the array that owns the memory, as `numgrad.kernels.host_pool` relies on
+too), and a kernel's view of an array it read last time is the view it made then.
+An eager loop's intermediates, dropped by the end of each step, are then neither
+allocated nor viewed again. The `HOLDING` plans run last keep those arrays between
+runs; older ones let go of them.
 """
 
 from __future__ import annotations
 
+import math
 import sys
+from collections import OrderedDict
 
 import numpy as np
 
 from numgrad.engine import counters
-from numgrad.engine.launch import bind, run
+from numgrad.engine.launch import run, upload
 from numgrad.engine.steps import Call, Launch, Schedule
 from numgrad.kernels.host import basic_key
+from numgrad.kernels.host_pool import MIN_BYTES
+
+#: Plans that keep the arrays of their last run (to recycle), the latest last.
+HOLDING = 8
+_holding: OrderedDict[PreparedPlan, None] = OrderedDict()
+#: Buffers of fewer bytes are recycled (larger ones come from the host pool, which
+#: recycles them its own way, and are not held between runs).
+RECYCLED_BYTES = MIN_BYTES
 
 #: Calls whose result may be a view of their first input
 _MOVEMENTS = ("reshape", "permute", "expand", "index")
@@ -46,13 +65,23 @@ class PreparedPlan:
                     for step in plan.steps]
         fresh = _fresh(plan, arrays, needed)
         #: the array of every slot that stays from call to call (None: filled per call);
-        #: index arrays are uploaded once, and sources that are the same array at every
-        #: call (`fixed`, by slot) are bound once
-        self.static: list = bind(plan, [])
+        #: sources that are the same array at every call (`fixed`, by slot) are bound
+        #: once (gather indices are uploaded at every call: a plan rebound to another
+        #: graph has that graph's)
+        self.static: list = [None] * len(plan.slots)
         for slot, array in fixed.items():
             self.static[slot] = array
         self.steps: list[tuple] = []
-        launched = called = allocated = 0
+        #: per slot written anew: the array its last run handed out (small ones)
+        self.kept: list = [None] * len(plan.slots)
+        #: per view cached (a hole of a small slot): the array it was made from
+        self.bases: list = []
+        #: per small slot written anew: the views cached of it
+        self.readers: dict[int, list[int]] = {}
+        viewed: dict[int, int] = {}  # per slot a call makes as a view: the slot it views
+        #: bytes the calls allocate at each run (recycled matmuls and launches aside)
+        self.called_bytes = 0
+        launched = called = 0
         parallel = False  # whether a kernel needs the thread count (`cpu.threads`)
         for index, (step, record) in enumerate(launches):
             if isinstance(step, Call):
@@ -62,22 +91,30 @@ class PreparedPlan:
                     self.static[step.output] = getattr(backend, step.op)(
                         self.static[step.inputs[0]], step.arg)
                     continue
-                result = arrays[step.output]
+                result, info = arrays[step.output], plan.slots[step.output]
                 into = _into(step, result, fresh)
                 if into:  # a value the plan keeps, computed into its own buffer
-                    info = plan.slots[step.output]
                     self.static[step.output] = np.zeros(info.shape, info.dtype)
-                if not view and (into or not backend.is_view(result)):  # `run_call`'s count
-                    called += 1
-                    allocated += 0 if into else result.nbytes
                 how = "view" if view else "into" if into else \
                     "full" if step.op == "full" else "call"
+                if view:
+                    viewed[step.output] = step.inputs[0]
+                elif how == "call" and step.op == "matmul" and _small(info) and \
+                        isinstance(result, np.ndarray) and result.flags.c_contiguous:
+                    how = "recycled"  # a matmul into the array it gave last time
+                    self.readers[step.output], self.kept[step.output] = [], result
+                if not view and (into or not backend.is_view(result)):  # `run_call`'s count
+                    called += 1
+                    self.called_bytes += result.nbytes if how in ("call", "full") else 0
                 self.steps.append((index, how, getattr(backend, step.op)))
                 continue
-            outputs = []  # slots allocated at each call
+            outputs = []  # slots written anew at each call: (slot, its Slot, readers)
             for slot in step.outputs:
                 if slot in fresh:
-                    outputs.append(slot)
+                    info = plan.slots[slot]
+                    readers = self.readers[slot] = [] if _small(info) else None
+                    outputs.append((slot, info, readers))
+                    self.kept[slot] = arrays[slot] if readers is not None else None
                 elif self.static[slot] is None:
                     info = plan.slots[slot]
                     self.static[slot] = backend.empty(info.shape, info.dtype)
@@ -93,31 +130,42 @@ class PreparedPlan:
                 kernel, variant = found
             launched += 1
             parallel = parallel or variant.parallel
-            allocated += sum(arrays[s].nbytes for s in outputs)
             arguments, holes = [], []
             slots = [*step.outputs, None, None, *(r.slot for r in step.inputs), *step.tables]
             for slot, array in zip(slots, [*targets, tuple(shape), None, *views]):
                 if slot is None:
                     arguments.append(array)  # the loop's shape; the threads, per call
                     continue
-                spec = _spec(array, arrays[slot])
+                slot, spec = _read_at(array, slot, arrays, viewed)
                 if self.static[slot] is None:
-                    holes.append((len(arguments), slot, spec))
+                    holes.append((len(arguments), slot, spec, self._cached(plan, slot)))
                     arguments.append(None)
                 else:
                     arguments.append(_view(backend, self.static[slot], spec))
             arguments += [_unboxed_faster(a) for a in step.args]
             # The arguments as a replay makes them, from this run's arrays.
             probe = list(arguments)
-            for position, slot, spec in holes:
+            for position, slot, spec, _ in holes:
                 probe[position] = _view(backend, arrays[slot], spec)
             self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
                                outputs, arguments, holes, len(step.outputs) + 1, index))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
-        self.counts = dict(kernels_launched=launched + called, cache_hits=launched,
-                           bytes_allocated=allocated)
+        self.counts = dict(kernels_launched=launched + called, cache_hits=launched)
+
+    def _cached(self, plan: Schedule, slot: int) -> int | None:
+        """A place in `bases` for the views of `slot` if it is a small buffer the plan
+        writes and keeps, or a small source; None for others (large ones, and views
+        made by the plan's calls: a view kept of one of those would hold the kept
+        array it views, unaccounted, and keep it from being recycled)."""
+        readers = self.readers.get(slot)
+        if readers is None and not (slot in plan.sources and _small(plan.slots[slot])):
+            return None
+        self.bases.append(None)
+        if readers is not None:
+            readers.append(len(self.bases) - 1)
+        return len(self.bases) - 1
 
     @classmethod
     def build(cls, plan: Schedule, arrays: list, spy: list, needed: set[int],
@@ -142,19 +190,33 @@ class PreparedPlan:
     def run(self, sources: list, plan: Schedule | None = None) -> list:
         """Replay over `sources`, with the constants of `plan` (the prepared plan
         rebound to another graph of its structure) if given; returns the array of
-        every slot (those the caller needs are new arrays)."""
+        every slot (those the caller needs are new arrays, or recycled ones that
+        nothing refers to)."""
         threads = self.threads()
         rebound = plan is not None
         plan = plan or self.plan
         arrays, empty, backend = list(self.static), self.empty, self.backend
+        kept, bases, allocated = self.kept, self.bases, self.called_bytes
+        _hold(self)
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
+        for slot, host in plan.uploads:
+            arrays[slot] = upload(plan, slot, host)
         for step in self.steps:
             if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
                 index, how, fn = step
                 call = plan.steps[index]
                 if how == "into":
                     fn(*[arrays[s] for s in call.inputs], call.arg, out=arrays[call.output])
+                elif how == "recycled":
+                    array = kept[call.output]
+                    if array is not None and _unused(array, self.readers[call.output], bases):
+                        fn(*[arrays[s] for s in call.inputs], call.arg, out=array)
+                    else:
+                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs],
+                                                       call.arg)
+                        allocated += array.nbytes
+                    arrays[call.output] = array
                 elif how == "full":
                     info = plan.slots[call.output]
                     arrays[call.output] = fn(info.shape, call.arg, info.dtype)
@@ -162,22 +224,67 @@ class PreparedPlan:
                     arrays[call.output] = fn(*[arrays[s] for s in call.inputs], call.arg)
                 continue
             kernel, outputs, arguments, holes, threads_at, index = step
-            for slot in outputs:
-                info = plan.slots[slot]
-                arrays[slot] = empty(info.shape, info.dtype)
+            for slot, info, readers in outputs:
+                array = kept[slot]
+                if array is None or not _unused(array, readers, bases):
+                    array = empty(info.shape, info.dtype)
+                    allocated += array.nbytes
+                    if readers is not None:
+                        kept[slot] = array
+                arrays[slot] = array
             if kernel is None:
                 continue
-            # (The argument list is the plan's: filled in, used, emptied again.)
+            # (The argument list is the plan's: filled in and used; the views of small
+            # arrays stay in it, those of large ones are emptied again.)
             arguments[threads_at] = threads
             if rebound and (args := plan.steps[index].args):
-                arguments[-len(args):] = [_unboxed_faster(a) for a in args]
-            for position, slot, spec in holes:
-                arguments[position] = _view(backend, arrays[slot], spec)
+                arguments[-len(args):] = args  # (unboxing them first costs more)
+            for position, slot, spec, cached in holes:
+                base = arrays[slot]
+                if cached is None or bases[cached] is not base:
+                    arguments[position] = _view(backend, base, spec)
+                    if cached is not None:
+                        bases[cached] = base
             kernel(*arguments)
-            for position, _, _ in holes:
-                arguments[position] = None
-        counters.count(**self.counts)
+            for position, _, _, cached in holes:
+                if cached is None:
+                    arguments[position] = None
+        counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
+
+    def let_go(self) -> None:
+        """Drop the arrays kept from the last run (the next one allocates afresh)."""
+        self.kept = [None] * len(self.kept)
+        for step in self.steps:
+            if len(step) != 3:
+                for position, _, _, cached in step[3]:
+                    if cached is not None:
+                        step[2][position] = None
+        self.bases = [None] * len(self.bases)
+
+
+def _hold(plan: PreparedPlan) -> None:
+    """Note that `plan` runs (and keeps its arrays); the oldest of more than `HOLDING`
+    plans lets go of its own."""
+    if plan in _holding:
+        _holding.move_to_end(plan)
+        return
+    _holding[plan] = None
+    if len(_holding) > HOLDING:
+        _holding.popitem(last=False)[0].let_go()
+
+
+def _small(info) -> bool:
+    return info.dtype.itemsize * math.prod(info.shape) < RECYCLED_BYTES
+
+
+def _unused(array, readers: list[int], bases: list) -> bool:
+    """Whether nothing but the plan refers to `array`, the small buffer it kept (in
+    `kept`) and of which it made the views `readers` (each: the array in `bases`, and
+    in the argument list itself or through its view)."""
+    ours = sum(2 for h in readers if bases[h] is array)
+    # (+ `kept`, the caller's variable, this function's argument, getrefcount's own)
+    return sys.getrefcount(array) == ours + 4
 
 
 def _layout(array) -> tuple:
@@ -261,6 +368,21 @@ def _spec(view, base) -> tuple:
     else:
         how = "strided"
     return tuple(view.shape), tuple(view.strides), offset // view.itemsize, how
+
+
+def _read_at(view, slot: int, arrays: list, viewed: dict[int, int]) -> tuple[int, tuple]:
+    """The slot to make `view` (of `slot`'s array) from, and how (`_spec`): the array
+    that the calls making `slot` as a view of another (`viewed`) start from, where
+    `view` can be made from it; a view of a view (a transposed matrix) then costs
+    one view of an array that is contiguous, and is made once while that array stays
+    the same (`PreparedPlan.run`)."""
+    spec = _spec(view, arrays[slot])
+    while slot in viewed:
+        try:
+            spec, slot = _spec(view, arrays[viewed[slot]]), viewed[slot]
+        except Unsupported:
+            break
+    return slot, spec
 
 
 def _view(backend, base, spec):

@@ -3,18 +3,18 @@ operations, shapes, dtypes and devices; new values) schedules it once.
 
 `walk` orders the pending graph and writes its structure as a hashable key:
 each node's operation, static argument, shape, dtype, device and sources (by position),
-with constants' values and computed buffers' contents left out. A node's description
-is numbered once (`signature`) and the number kept on it, so the key is a flat tuple
-of integers, cheap to hash and compare. A remembered schedule
-is rebound to a new graph of that structure by position: its slots to the new buffers,
-its scalar arguments to the new constants' values. Index arrays (integer-array
-indexing) are part of the structure, by their contents; a graph holding a large one
-is not remembered.
+with constants' values, computed buffers' contents and index arrays' contents left
+out. A node's description is numbered once (`signature`) and the number kept on it,
+so the key is a flat tuple of integers, cheap to hash and compare. A remembered
+schedule is rebound to a new graph of that structure by position: its slots to the
+new buffers, its scalar arguments to the new constants' values, and its gathers'
+indices (uploads) and the calls that index by integer arrays to the new graph's
+arrays. A loss over new class labels at every step (`cross_entropy` gathers by them)
+is then planned once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import operator
 from collections import OrderedDict
@@ -22,20 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numgrad.engine.lowering import wrapped_index
 from numgrad.engine.steps import Call, Launch, Schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST
 
 #: Schedules kept, least recently used dropped first.
 CAPACITY = 512
-#: Index arrays up to this size are keyed by their contents (a remembered schedule
-#: keeps them, to upload); a graph with a larger one is planned afresh each time.
-MAX_KEYED_INDEX = 1 << 16
 
 
 class Unhashable(Exception):
-    """A static argument that holds much data (a large index array): the graph is not
-    keyed."""
+    """A static argument of a kind `hashable` does not know: the graph is not keyed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +53,12 @@ class Walk:
 class _Entry:
     plan: Schedule
     #: the position of each slot's buffer; an index upload's buffer (made by the
-    #: scheduler, not in the graph) is kept itself
+    #: scheduler, not in the graph) is kept as a stand-in
     slots: tuple[int | LazyBuffer, ...]
-    args: tuple[tuple[int, ...], ...]  # per step: the positions of its constants
+    #: per step: the positions of its constants (a call's: of the node it runs)
+    args: tuple[tuple[int, ...], ...]
+    #: per upload: the position of its gather, the index's axis and that axis' length
+    uploads: tuple[tuple[int, int, int], ...]
 
 
 _plans: OrderedDict[tuple, _Entry] = OrderedDict()
@@ -67,7 +67,7 @@ _plans: OrderedDict[tuple, _Entry] = OrderedDict()
 def walk(targets: list[LazyBuffer]) -> Walk:
     """The unrealized nodes reachable from `targets` in topological order (by depth:
     sources before consumers), the computed buffers they read, and the key of their
-    structure (None if an argument holds a large index array).
+    structure (None if an argument is of a kind `hashable` does not know).
 
     The key is flat: per node its signature (`signature`, which counts its sources)
     then the positions of its sources; then the computed buffers' descriptions, and
@@ -116,7 +116,7 @@ def walk(targets: list[LazyBuffer]) -> Walk:
 def signature(op, arg, shape, dtype, device, arity: int) -> int:
     """The number of a node's structure, less its sources' identities: its operation,
     static argument (not a constant's value), shape, dtype, device type and number of
-    sources; -1 if the argument holds a large index array."""
+    sources; -1 if the argument is of a kind `hashable` does not know."""
     try:
         arg = None if op.kind == CONST or arg is None else hashable(arg)
     except Unhashable:
@@ -155,22 +155,33 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     steps = tuple(step if not refs else _with_args(step, [at[p].arg for p in refs])
                   for step, refs in zip(entry.plan.steps, entry.args))
     old = entry.plan  # (the constructor: dataclasses.replace takes longer)
-    plan = Schedule(steps, old.slots, old.sources, old.uploads, old.memo)
+    uploads = tuple((slot, wrapped_index(at[p].arg[axis], n))
+                    for (slot, _), (p, axis, n) in zip(old.uploads, entry.uploads))
+    plan = Schedule(steps, old.slots, old.sources, uploads, old.memo)
     return plan, [at[p] if isinstance(p, int) else p for p in entry.slots]
 
 
 def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
-             constants: list[list[LazyBuffer]]) -> None:
-    """Keep `plan` (whose slots hold `bufs`, and whose steps read the scalar
-    `constants`, per step) for later graphs of `walk`'s structure."""
+             constants: list[list[LazyBuffer]], uploads: list[tuple]) -> None:
+    """Keep `plan` (whose slots hold `bufs`, whose steps read the scalar `constants`
+    or run the node given, per step, and whose uploads are the indices `uploads`:
+    per upload its gather node, the index's axis and that axis' length) for later
+    graphs of `walk`'s structure."""
     if walk.key is None:
         return
     position = {b: i for i, b in enumerate(walk.order)}
     position.update((b, -1 - j) for j, b in enumerate(walk.sources))
-    _plans[walk.key] = _Entry(plan, tuple(position.get(b, b) for b in bufs),
-                              tuple(tuple(position[c] for c in cs) for cs in constants))
+    _plans[walk.key] = _Entry(plan, tuple(position[b] if b in position else _stand_in(b)
+                                          for b in bufs),
+                              tuple(tuple(position[c] for c in cs) for cs in constants),
+                              tuple((position[node], axis, n) for node, axis, n in uploads))
     if len(_plans) > CAPACITY:
         _plans.popitem(last=False)
+
+
+def _stand_in(upload: LazyBuffer) -> LazyBuffer:
+    """An index upload's buffer as kept: its shape, dtype and device (not its gather)."""
+    return LazyBuffer(upload.op, (), None, upload.shape, upload.dtype, upload.device)
 
 
 def clear() -> None:
@@ -183,13 +194,16 @@ def _with_args(step: Launch | Call, values: list):
     if isinstance(step, Launch):
         return Launch(step.program, step.loop, step.reduced, step.outputs, step.inputs,
                       step.tables, tuple(values))
-    return Call(step.op, step.inputs, values[0], step.output)  # a constant filled in
+    # a constant filled in (its value), or a call that indexes by arrays (its node's arg)
+    arg = (step.arg[0], values[0]) if step.op == "library" else values[0]
+    return Call(step.op, step.inputs, arg, step.output)
 
 
 def hashable(arg):
-    """`arg` as a hashable value: slices as tuples, small index arrays as a digest of
-    their contents; `Unhashable` if it holds a large array. (Most arguments, axes and
-    shapes, are hashable already: tried first.)"""
+    """`arg` as a hashable value: slices as tuples, index arrays as their dtype and
+    shape (their contents are values, rebound like constants'); `Unhashable` for a
+    kind it does not know. (Most arguments, axes and shapes, are hashable already:
+    tried first.)"""
     try:
         hash(arg)
     except TypeError:
@@ -201,7 +215,10 @@ def hashable(arg):
     if isinstance(arg, slice):
         return ("slice", arg.start, arg.stop, arg.step)
     if isinstance(arg, np.ndarray):
-        if arg.size > MAX_KEYED_INDEX:
-            raise Unhashable
-        return ("array", arg.dtype.str, arg.shape, hashlib.blake2b(arg.tobytes()).digest())
+        return ("array", arg.dtype.str, arg.shape)
     raise Unhashable
+
+
+def holds_array(arg) -> bool:
+    """Whether `arg` (a static argument) holds an array (an index array's contents)."""
+    return isinstance(arg, np.ndarray) or isinstance(arg, tuple) and any(map(holds_array, arg))

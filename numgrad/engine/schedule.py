@@ -30,6 +30,7 @@ from numgrad.engine.lowering import (
     gather_key,
     is_unit_reshape,
     merge_siblings,
+    wrapped_index,
 )
 from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
@@ -122,11 +123,11 @@ def schedule(targets: list[LazyBuffer], final: bool = False
         if FUSION else items
     if final:
         _store_only_what_is_read(items, wanted)
-    plan, bufs, constants = _freeze(items)
+    plan, bufs, constants, uploads = _freeze(items)
     count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
         item.visits for item in items if isinstance(item, Kernel)))
     if not final:
-        reuse.remember(walk, plan, bufs, constants)
+        reuse.remember(walk, plan, bufs, constants, uploads)
     return plan, bufs
 
 
@@ -145,10 +146,12 @@ def _store_only_what_is_read(items: list[Kernel | LazyBuffer], wanted: set[int])
 
 def _freeze(items: list[Kernel | LazyBuffer]):
     """Number the buffers that `items` touch and make each item a frozen step; also
-    returns the buffer of each slot and the constants each step reads as scalars."""
+    returns the buffer of each slot, what each step's arguments come from (the
+    constants a kernel reads as scalars; a call's node, whose argument holds index
+    arrays) and each upload's gather, axis and axis length."""
     slot_of: dict[int, int] = {}
     bufs: list[LazyBuffer] = []
-    sources, uploads = [], []
+    sources, uploads, gathers = [], [], []
 
     def slot(buf: LazyBuffer) -> int:
         if id(buf) not in slot_of:
@@ -156,14 +159,16 @@ def _freeze(items: list[Kernel | LazyBuffer]):
             if buf.is_realized:
                 sources.append(len(bufs))
             elif buf.op.name == "load":  # a gather index (`lowering._index_upload`)
-                uploads.append((len(bufs), buf.arg))
+                gather, axis, n = buf.arg
+                uploads.append((len(bufs), wrapped_index(gather.arg[axis], n)))
+                gathers.append(buf.arg)
             bufs.append(buf)
         return slot_of[id(buf)]
 
     steps, constants = [], []
     for item in items:
         constants.append(item.arg_nodes if isinstance(item, Kernel) else
-                         [item] if item.is_const else [])
+                         [item] if item.is_const or reuse.holds_array(item.arg) else [])
         if isinstance(item, Kernel):
             steps.append(item.freeze(slot))
         elif item.is_const:  # a constant needed as an array: a broadcast scalar
@@ -174,7 +179,8 @@ def _freeze(items: list[Kernel | LazyBuffer]):
         else:
             steps.append(Call(item.op.name, tuple(map(slot, item.srcs)), item.arg, slot(item)))
     slots = tuple(Slot(b.shape, b.dtype, b.device) for b in bufs)
-    return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs, constants
+    return Schedule(tuple(steps), slots, tuple(sources), tuple(uploads)), bufs, constants, \
+        gathers
 
 
 def _place(buf, users, wanted, root_of, has_reduce, weight, size, max_ops):
