@@ -45,6 +45,7 @@ from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from numgrad.interop import from_dlpack
 from numgrad.joining import concatenate, split, stack
 from numgrad.linalg.products import *  # noqa: F403 - dot, einsum, matmul, tensordot, ...
+from numgrad.statistics import *  # noqa: F403 - average, median, quantile, cov, ...
 from numgrad.tensor import Tensor, realize
 from numgrad.tensor_math import power, where
 

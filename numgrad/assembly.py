@@ -24,8 +24,8 @@ from numgrad.tensor_math import where
 
 __all__ = [
     "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack",
-    "diag", "dstack", "fliplr", "flipud", "hstack", "pad", "rollaxis", "rot90", "tile",
-    "vstack",
+    "diag", "dstack", "fliplr", "flipud", "hstack", "meshgrid", "pad", "rollaxis", "rot90",
+    "take_along_axis", "tile", "vstack",
 ]
 
 
@@ -322,3 +322,68 @@ def _pad_constant(x: Tensor, widths, values) -> Tensor:
         if a:
             out = where(x.new_tensor(position >= b + x.shape[d]), x.dtype.type(after), out)
     return out
+
+
+def take_along_axis(arr, indices, axis: int | None) -> Tensor:
+    """`arr` read at `indices` along `axis` (NumPy's ``take_along_axis``): what
+    ``argsort``, ``argmax(keepdims=True)`` or ``argpartition`` give picks the values.
+
+    `indices` holds integers and has `arr`'s number of dimensions; the other
+    dimensions broadcast against `arr`'s. Negative indices count from the end, and one
+    out of range is NumPy's `IndexError`. With `axis` None, `arr` is read flat and
+    `indices` is 1-D. The indices are read (a tensor's values are computed); the
+    gradient scatters back to `arr`.
+
+    >>> import numgrad as ng
+    >>> x = ng.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    >>> ng.take_along_axis(x, x.argsort(axis=1)[:, :2], axis=1).tolist()
+    [[10.0, 20.0], [40.0, 50.0]]
+    """
+    arr = _tensor(arr)
+    index = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+    if index.dtype.kind not in "iu":
+        raise IndexError(f"take_along_axis: indices must be integers, got {index.dtype}")
+    if axis is None:
+        if index.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None the indices must be 1-D, got "
+                             f"shape {index.shape}")
+        return arr.reshape(-1)[index]
+    if index.ndim != arr.ndim:
+        raise ValueError(f"take_along_axis: indices have {index.ndim} dimensions and arr "
+                         f"{arr.ndim}; they must have the same number")
+    axis = normalize_axis(axis, arr.ndim)
+    key = [index if d == axis else
+           np.arange(n).reshape((1,) * d + (n,) + (1,) * (arr.ndim - d - 1))
+           for d, n in enumerate(arr.shape)]
+    return arr[tuple(key)]
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate tensors from coordinate vectors (NumPy's ``meshgrid``): one tensor per
+    vector, each varying along its own axis.
+
+    With ``indexing="xy"`` (the default) the first two axes are swapped (Cartesian, as
+    in NumPy); ``"ij"`` keeps the vectors' order (matrix indexing). With `sparse` each
+    keeps length 1 along the other axes. The results are broadcasts of the vectors:
+    numgrad's values never change, so `copy` changes nothing but is accepted.
+
+    >>> import numgrad as ng
+    >>> xs, ys = ng.meshgrid(ng.tensor([1.0, 2.0, 3.0]), ng.tensor([10.0, 20.0]))
+    >>> xs.tolist()
+    [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    >>> ys.tolist()
+    [[10.0, 10.0, 10.0], [20.0, 20.0, 20.0]]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    vectors = [_tensor(x).reshape(-1) for x in xi]
+    ndim = len(vectors)
+    grids = []
+    for i, v in enumerate(vectors):
+        at = (1, 0)[i] if indexing == "xy" and ndim > 1 and i < 2 else i
+        grids.append(v.reshape((1,) * at + (-1,) + (1,) * (ndim - at - 1)))
+    if not sparse:
+        shape = np.broadcast_shapes(*(g.shape for g in grids))
+        grids = [g.broadcast_to(shape) for g in grids]
+    return tuple(grids)

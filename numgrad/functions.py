@@ -29,7 +29,8 @@ METHODS = (
 )
 #: NumPy's other names of the same functions
 ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad", "absolute": "abs",
-           "around": "round", "amax": "max", "amin": "min", "true_divide": "divide"}
+           "around": "round", "amax": "max", "amin": "min", "true_divide": "divide",
+           "fix": "trunc"}
 #: What a binary primitive's function does beyond its name's promise
 NOTES = {
     "fmax": "NaN is ignored: the result is NaN only where both are.",
@@ -38,6 +39,7 @@ NOTES = {
     "fmod": "C's remainder of truncated division: its sign follows the dividend `x`.",
     "arctan2": "``arctan(x / y)`` in the quadrant of the point ``(y, x)``: in ``[-pi, pi]``.",
     "hypot": "``sqrt(x**2 + y**2)``, without overflow or underflow on the way.",
+    "copysign": "The magnitude of `x` with the sign of `y` (its sign bit: -0.0 is negative).",
     "logaddexp": "``log(exp(x) + exp(y))``, without overflow.",
     "logaddexp2": "``log2(2**x + 2**y)``, without overflow.",
 }

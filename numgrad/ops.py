@@ -214,6 +214,9 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("floor", UNARY, "np.floor(x)", _zero, np.floor),
     P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
     P("rint", UNARY, "np.rint(x)", _zero, np.round),  # ng.round: integers pass through
+    P("trunc", UNARY, "np.trunc(x)", _zero, np.trunc),
+    # (copysign reads the sign bit: signbit(-0.0) and signbit(-nan) are True)
+    P("signbit", UNARY, "math.copysign(1.0, x) < 0", ref=np.signbit, result=BOOL),
     P("logical_not", UNARY, "not x", ref=np.logical_not, result=BOOL),
     # (x - x is NaN exactly for an infinity or a NaN, and 0 for an integer)
     P("isnan", UNARY, "x != x", ref=np.isnan, result=BOOL),
@@ -235,6 +238,10 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("fmin", BINARY, "x if (x <= y or y != y) else y", _minmax_vjp, np.fmin),
     P("arctan2", BINARY, "math.atan2(x, y)", _arctan2_vjp, np.arctan2, floating=True),
     P("hypot", BINARY, "math.hypot(x, y)", _hypot_vjp, np.hypot, floating=True),
+    # d/dx is sign(x) * sign(out) (0 at x = 0, as PyTorch's); y gives only a sign.
+    P("copysign", BINARY, "math.copysign(x, y)",
+      lambda g, out, x, y, _: (g * (out * x).sign(), g.zeros_like()), np.copysign,
+      floating=True),
     # NumPy's npy_logaddexp(2): x == y first (equal infinities), the larger operand
     # outside log1p, NaN from x - y.
     P("logaddexp", BINARY,

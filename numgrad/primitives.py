@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import weakref
 
 import numpy as np
 
@@ -277,10 +278,24 @@ def _checked_key(key, shape) -> tuple[tuple, tuple[int, ...]]:
     out = []
     for k in map(_key_array, key):
         if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
-            out.extend(k.nonzero())
+            out.extend(map(_frozen, k.nonzero()))
         else:
             out.append(k[()] if isinstance(k, np.ndarray) and k.dtype == np.bool_ else k)
     return tuple(out), result
+
+
+def _frozen(index: np.ndarray) -> np.ndarray:
+    """`index`, an array a key made, read-only and noted as a key's own (a key made
+    again of it, as a VJP rule's, keeps it: the engine finds a node's index arrays by
+    identity, `numgrad.autograd.replay`)."""
+    index.flags.writeable = False
+    number = id(index)
+    _KEY_ARRAYS[number] = weakref.ref(index, lambda _: _KEY_ARRAYS.pop(number, None))
+    return index
+
+
+#: The arrays keys made (`_frozen`), by id: never changed, so never copied again.
+_KEY_ARRAYS: dict[int, weakref.ref] = {}
 
 
 def _stand_in(k):
@@ -294,10 +309,15 @@ def _stand_in(k):
 
 
 def _key_array(k):
-    """A list in a key as a NumPy array (an empty list indexes nothing, as in NumPy)."""
+    """A list or array in a key as a NumPy array of the key's own, read-only: a copy, so
+    that changing the caller's array after recording (the value is computed later)
+    changes nothing, as in NumPy (an empty list indexes nothing)."""
     if isinstance(k, list):
-        k = np.asarray(k)
-        return k.astype(np.intp) if k.size == 0 and k.dtype.kind == "f" else k
+        k = np.array(k)
+        return _frozen(k.astype(np.intp) if k.size == 0 and k.dtype.kind == "f" else k)
+    if isinstance(k, np.ndarray):
+        made = _KEY_ARRAYS.get(id(k))
+        return k if made is not None and made() is k else _frozen(k.copy())
     return k
 
 

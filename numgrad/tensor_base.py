@@ -19,6 +19,10 @@ from numgrad.lazy import LazyBuffer
 Scalar = int | float | bool
 
 
+#: Why a trace refuses a value read
+_VALUE_READ = "a value was read (.numpy(), .item(), float(), bool(), ...)"
+
+
 class TensorBase:
     """What every tensor holds: a lazy value (`LazyBuffer`) and a history node (`Node`).
 
@@ -76,7 +80,7 @@ class TensorBase:
 
     def numpy(self) -> np.ndarray:
         """A NumPy copy of the value; changing it never changes the tensor."""
-        self._read("a value was read (.numpy(), .item(), float(), bool(), ...)")
+        self._read(_VALUE_READ)
         return self.device.backend.to_numpy(self._buf.realized)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -89,7 +93,9 @@ class TensorBase:
 
     def item(self) -> Scalar:
         self._check_one_element("item()")
-        return self.numpy().reshape(()).item()
+        self._read(_VALUE_READ)
+        value = self._buf.realized  # (a host array is read as it is: no copy)
+        return (value if self.device.type == "cpu" else self.device.backend.to_numpy(value)).item()
 
     def tolist(self):
         return self.numpy().tolist()

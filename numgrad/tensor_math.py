@@ -49,6 +49,8 @@ class ElementwiseMethods(TensorBase):
     def sign(self) -> TensorBase: return _elementwise("sign", self)
     def floor(self) -> TensorBase: return _elementwise("floor", self)
     def ceil(self) -> TensorBase: return _elementwise("ceil", self)
+    def trunc(self) -> TensorBase: return _elementwise("trunc", self)
+    def signbit(self) -> TensorBase: return _elementwise("signbit", self)
     def logical_not(self) -> TensorBase: return _elementwise("logical_not", self)
     def isnan(self) -> TensorBase: return _elementwise("isnan", self)
     def isinf(self) -> TensorBase: return _elementwise("isinf", self)

@@ -17,13 +17,14 @@ from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, UNARY
 
 UNARY_OPS = [p for p in TABLE.values() if p.kind == UNARY]
 BINARY_OPS = [p for p in TABLE.values() if p.kind == BINARY]
-ZERO_GRAD = {"sign", "floor", "ceil", "rint"}  # piecewise constant: the gradient is 0
+ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc"}  # piecewise constant: the gradient is 0
 #: numgrad's name -> the Tensor method or module function that applies it
 API_NAME = {"rint": "round"}
-#: oracles `autograd.numpy` lacks under numgrad's name (autograd's fmod has no gradient;
-#: trunc's is 0 there, so this one has d/dy = -trunc(x / y))
+#: oracles `autograd.numpy` lacks under numgrad's name (autograd's fmod and copysign have
+#: no gradient; trunc's is 0 there, so this one has d/dy = -trunc(x / y))
 ORACLE = {"sigmoid": lambda a: 1 / (1 + anp.exp(-a)), "reciprocal": lambda a: 1 / a,
-          "fmod": lambda a, b: a - anp.trunc(a / b) * b}
+          "fmod": lambda a, b: a - anp.trunc(a / b) * b,
+          "copysign": lambda a, b: anp.abs(a) * anp.where(b < 0, -1.0, 1.0)}
 
 
 def _draw(op, shape, seed=0, dtype=np.float64):

@@ -41,10 +41,11 @@ def bind(plan: Schedule, sources: list) -> list:
 
 
 def upload(plan: Schedule, slot: int, host):
-    """The gather index `host` (a host array) on its slot's device, broadcast to the
-    slot's shape."""
-    backend = plan.slots[slot].device.backend
-    return backend.expand(backend.from_numpy(host), plan.slots[slot].shape)
+    """The gather index `host` (a host array of the plan's own, never changed) on its
+    slot's device, broadcast to the slot's shape."""
+    device = plan.slots[slot].device
+    array = host if device.type == "cpu" else device.backend.from_numpy(host)
+    return device.backend.expand(array, plan.slots[slot].shape)
 
 
 def run_call(step: Call, plan: Schedule, arrays: list) -> None:

@@ -78,6 +78,8 @@ class PreparedPlan:
         self.bases: list = []
         #: per small slot written anew: the views cached of it
         self.readers: dict[int, list[int]] = {}
+        #: per upload slot: the last index array uploaded, and its upload
+        self.uploaded: dict[int, tuple] = {}
         viewed: dict[int, int] = {}  # per slot a call makes as a view: the slot it views
         #: bytes the calls allocate at each run (recycled matmuls and launches aside)
         self.called_bytes = 0
@@ -156,11 +158,12 @@ class PreparedPlan:
 
     def _cached(self, plan: Schedule, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
-        writes and keeps, or a small source; None for others (large ones, and views
-        made by the plan's calls: a view kept of one of those would hold the kept
-        array it views, unaccounted, and keep it from being recycled)."""
+        writes and keeps, a small source or a small upload; None for others (large
+        ones, and views made by the plan's calls: a view kept of one of those would
+        hold the kept array it views, unaccounted, and keep it from being recycled)."""
         readers = self.readers.get(slot)
-        if readers is None and not (slot in plan.sources and _small(plan.slots[slot])):
+        if readers is None and not ((slot in plan.sources or slot in dict(plan.uploads))
+                                    and _small(plan.slots[slot])):
             return None
         self.bases.append(None)
         if readers is not None:
@@ -201,7 +204,10 @@ class PreparedPlan:
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
         for slot, host in plan.uploads:
-            arrays[slot] = upload(plan, slot, host)
+            last = self.uploaded.get(slot)
+            if last is None or last[0] is not host:  # (the same index: the same upload)
+                last = self.uploaded[slot] = host, upload(plan, slot, host)
+            arrays[slot] = last[1]
         for step in self.steps:
             if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
                 index, how, fn = step
@@ -255,6 +261,7 @@ class PreparedPlan:
     def let_go(self) -> None:
         """Drop the arrays kept from the last run (the next one allocates afresh)."""
         self.kept = [None] * len(self.kept)
+        self.uploaded.clear()
         for step in self.steps:
             if len(step) != 3:
                 for position, _, _, cached in step[3]:

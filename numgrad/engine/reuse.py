@@ -59,6 +59,9 @@ class _Entry:
     args: tuple[tuple[int, ...], ...]
     #: per upload: the position of its gather, the index's axis and that axis' length
     uploads: tuple[tuple[int, int, int], ...]
+    #: per upload: the last index array rebound and its upload (an index array is
+    #: never changed: keys hold arrays of their own, `primitives._key_array`)
+    last: list[tuple | None]
 
 
 _plans: OrderedDict[tuple, _Entry] = OrderedDict()
@@ -155,10 +158,20 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     steps = tuple(step if not refs else _with_args(step, [at[p].arg for p in refs])
                   for step, refs in zip(entry.plan.steps, entry.args))
     old = entry.plan  # (the constructor: dataclasses.replace takes longer)
-    uploads = tuple((slot, wrapped_index(at[p].arg[axis], n))
-                    for (slot, _), (p, axis, n) in zip(old.uploads, entry.uploads))
-    plan = Schedule(steps, old.slots, old.sources, uploads, old.memo)
+    plan = Schedule(steps, old.slots, old.sources, _uploads(entry, at), old.memo)
     return plan, [at[p] if isinstance(p, int) else p for p in entry.slots]
+
+
+def _uploads(entry: _Entry, at: list[LazyBuffer]) -> tuple:
+    """The uploads of `entry`'s plan for the gathers of the new graph (`at`, by
+    position): each gather's index array, negative indices wrapped."""
+    uploads = []
+    for j, ((slot, _), (p, axis, n)) in enumerate(zip(entry.plan.uploads, entry.uploads)):
+        index, last = at[p].arg[axis], entry.last[j]
+        if last is None or last[0] is not index:
+            last = entry.last[j] = (index, wrapped_index(index, n))
+        uploads.append((slot, last[1]))
+    return tuple(uploads)
 
 
 def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
@@ -174,7 +187,8 @@ def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
     _plans[walk.key] = _Entry(plan, tuple(position[b] if b in position else _stand_in(b)
                                           for b in bufs),
                               tuple(tuple(position[c] for c in cs) for cs in constants),
-                              tuple((position[node], axis, n) for node, axis, n in uploads))
+                              tuple((position[node], axis, n) for node, axis, n in uploads),
+                              [None] * len(uploads))
     if len(_plans) > CAPACITY:
         _plans.popitem(last=False)
 

@@ -71,7 +71,8 @@ class _Grid(Skeleton):
     """``cuda.jit`` skeletons: grid-stride loops, and block reductions through
     shared memory whose last block to finish combines the partial results."""
 
-    exprs = {"floor": "math.floor(x)", "ceil": "math.ceil(x)", "rint": "round(x, 0)"}
+    exprs = {"floor": "math.floor(x)", "ceil": "math.ceil(x)", "rint": "round(x, 0)",
+             "trunc": "math.floor(x) if x >= 0 else math.ceil(x)"}
 
     @staticmethod
     def product(lo: int, hi: int) -> str:
