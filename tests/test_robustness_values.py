@@ -193,6 +193,18 @@ def test_zero_dim_bool_tensor_key(value):
     np.testing.assert_array_equal(ng.tensor(a)[0, ng.tensor(value)].numpy(), a[0, value])
 
 
+def test_changing_a_key_array_after_recording_changes_nothing():
+    # Values are computed later than NumPy computes them: the key holds a copy, so the
+    # caller's array can change meanwhile (NumPy's x[idx] has read it already).
+    x = ng.tensor(np.arange(5.0))
+    idx, mask = np.array([0, 1]), np.array([T, FL, T, FL, FL])
+    picked, masked, put = x[idx] * 2, x[mask], x.index_put(idx, 7.0)
+    idx[:] = [3, 4]
+    mask[:] = True
+    assert picked.tolist() == [0.0, 2.0] and masked.tolist() == [0.0, 2.0]
+    assert put.tolist() == [7.0, 7.0, 2.0, 3.0, 4.0]
+
+
 def test_bool_tensor_mask_gradient():
     a = np.arange(12.0).reshape(SHAPE)
     x = ng.tensor(a, requires_grad=True)
