@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -112,12 +113,23 @@ def fold(op: Primitive, args: list, dtype: np.dtype):
     a `dtype` scalar."""
     if op.kind not in ELEMENTWISE:  # a movement: the same value
         return dtype.type(args[0])
+    exact = _FLOAT64_ARITHMETIC.get(op.name) if dtype is _FLOAT64 else None
+    if exact is not None and all(type(a) is np.float64 for a in args):
+        try:  # Python's float arithmetic is IEEE double's, as NumPy's (no errstate)
+            return _FLOAT64.type(exact(*map(float, args)))
+        except ZeroDivisionError:
+            pass
     with np.errstate(all="ignore"):
         if op.kind == CAST:
             return dtype.type(args[0])
         value = op.ref(*args)
     return dtype.type(value)
 
+
+#: The folds of float64 constants that Python's float arithmetic computes exactly
+_FLOAT64, _FLOAT64_ARITHMETIC = np.dtype(np.float64), {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "negative": operator.neg}
 
 #: Elementwise work of one element (shape ``()``, ``(1,)``, ...) on the CPU whose
 #: operands are computed (realized, or constants), floating or boolean, is computed

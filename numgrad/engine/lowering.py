@@ -400,8 +400,10 @@ def _index_upload(gather: LazyBuffer, axis: int, n: int, device) -> LazyBuffer:
 
 
 def wrapped_index(index: np.ndarray, n: int) -> np.ndarray:
-    """`index` into an axis of length `n`, negative indices wrapped, as int64."""
-    return np.where(index < 0, index + n, index).astype(_INDEX_DTYPE)
+    """`index` into an axis of length `n`, negative indices wrapped, as int64 (a new
+    array)."""
+    wrapped = index.astype(_INDEX_DTYPE)
+    return np.add(wrapped, n, out=wrapped, where=wrapped < 0)
 
 
 _INDEX_DTYPE = np.dtype(np.int64)

@@ -8,6 +8,8 @@ overflow.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from numgrad import tracing
@@ -129,13 +131,24 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
         hit = target.reshape(expected[:axis] + (1,) + expected[axis:]) == classes
         return where(hit, logits, 0).sum(axis)
     labels = target.numpy()
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+    # (one pass: read unsigned, a negative label is larger than any class index)
+    if labels.size and labels.view(labels.dtype.str.replace("i", "u")).max() >= n_classes:
         raise ValueError(
             f"class-index targets must lie in [0, {n_classes}), got values from "
             f"{labels.min()} to {labels.max()}")
     # A gather that kernels do in place: forward and backward are a few kernels.
-    grid = np.indices(expected, sparse=True)
+    grid = _grid(expected)
     return logits[(*grid[:axis], labels, *grid[axis:]) if grid else (labels,)]
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """``np.indices(shape, sparse=True)``, read-only and the same arrays for a shape: a
+    loop's gathers then differ only by their labels."""
+    grid = np.indices(shape, sparse=True)
+    for g in grid:
+        g.flags.writeable = False
+    return tuple(grid)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
