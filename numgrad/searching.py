@@ -1,0 +1,208 @@
+"""NumPy's functions whose result's shape or positions depend on the values: ``nonzero``,
+``argwhere``, ``flatnonzero``, ``unique``, ``searchsorted``, ``bincount``, ``histogram``
+and ``interp``.
+
+Each reads the values it needs (computed first, as ``t.numpy()`` computes them; so
+``ng.jit`` refuses them while it traces), finds the positions with NumPy, and gathers
+or scatter-adds the tensors there, so results stay on the tensors' device and
+differentiate where NumPy's function is smooth in a tensor: `unique`'s values,
+`bincount`'s and `histogram`'s weights, `interp`'s ``x``, ``xp`` and ``fp``.
+Positions and counts are int64 tensors, without gradients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numgrad import dtypes
+from numgrad.creation import tensor
+from numgrad.joining import concatenate
+from numgrad.shapes import normalize_axis
+from numgrad.shaping import take
+from numgrad.tensor import Tensor
+from numgrad.tensor_math import where
+
+__all__ = ["argwhere", "bincount", "flatnonzero", "histogram", "interp", "nonzero",
+           "searchsorted", "unique"]
+
+
+def _to_tensor(a, like: Tensor | None = None) -> Tensor:
+    if isinstance(a, Tensor):
+        return a
+    return tensor(a) if like is None else tensor(a, device=like.device)
+
+
+def _values(a) -> np.ndarray:
+    """The values of `a` (a tensor, computed, or data) as a NumPy array."""
+    return a.numpy() if isinstance(a, Tensor) else np.asarray(a)
+
+
+def _positions(values: np.ndarray, like: Tensor) -> Tensor:
+    return tensor(values.astype(np.int64), device=like.device)
+
+
+def nonzero(a) -> tuple[Tensor, ...]:
+    """The indices of the elements that are not zero, one int64 tensor per dimension
+    (NumPy's ``nonzero``)."""
+    a = _to_tensor(a)
+    return tuple(_positions(i, a) for i in np.nonzero(np.atleast_1d(a.numpy())))
+
+
+def argwhere(a) -> Tensor:
+    """The indices of the elements that are not zero, one row each: ``(N, a.ndim)``
+    int64 (NumPy's ``argwhere``)."""
+    a = _to_tensor(a)
+    return _positions(np.argwhere(a.numpy()), a)
+
+
+def flatnonzero(a) -> Tensor:
+    """The indices of the elements of ``a.ravel()`` that are not zero (NumPy's
+    ``flatnonzero``)."""
+    a = _to_tensor(a)
+    return _positions(np.flatnonzero(a.numpy()), a)
+
+
+def unique(ar, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True):
+    """The sorted unique elements of `ar` (or its unique slices along `axis`), NumPy's
+    ``unique``, with the indices of their first occurrences, the inverse that rebuilds
+    `ar` and the counts on request.
+
+    The unique values are `ar` read at their first occurrences: the gradient goes
+    there.
+
+    >>> import numgrad as ng
+    >>> values, counts = ng.unique(ng.tensor([3, 1, 3, 2, 1]), return_counts=True)
+    >>> values.tolist(), counts.tolist()
+    ([1, 2, 3], [2, 1, 2])
+    """
+    ar = _to_tensor(ar)
+    _, index, inverse, counts = np.unique(ar.numpy(), True, True, True, axis=axis,
+                                          equal_nan=equal_nan)
+    values = ar.reshape(-1)[index] if axis is None else \
+        take(ar, {normalize_axis(axis, ar.ndim): index})
+    extra = [_positions(v, ar) for v, wanted in
+             ((index, return_index), (inverse, return_inverse), (counts, return_counts))
+             if wanted]
+    return (values, *extra) if extra else values
+
+
+def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
+    """Where each of `v` would go in the sorted 1-D `a` to keep it sorted (NumPy's
+    ``searchsorted``): int64 indices of `v`'s shape."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    like = a if isinstance(a, Tensor) else v if isinstance(v, Tensor) else tensor(0)
+    found = np.searchsorted(_values(a), _values(v), side,
+                            None if sorter is None else _values(sorter))
+    return _positions(np.asarray(found), like)
+
+
+def bincount(x, weights=None, minlength: int = 0) -> Tensor:
+    """The number of times each value ``0, 1, ...`` occurs in the 1-D non-negative
+    integers `x` (NumPy's ``bincount``), at least `minlength` of them; with `weights`,
+    the sum of the weights of each value's occurrences (float64, and differentiable in
+    the weights).
+
+    >>> import numgrad as ng
+    >>> ng.bincount(ng.tensor([0, 2, 2]), weights=ng.tensor([0.5, 1.0, 2.0])).tolist()
+    [0.5, 0.0, 3.0]
+    """
+    like = x if isinstance(x, Tensor) else weights if isinstance(weights, Tensor) else None
+    values = _values(x)
+    if values.ndim != 1 or values.size and values.dtype.kind not in "iu":
+        raise ValueError(f"bincount takes 1-D non-negative integers, got {values.dtype} of "
+                         f"shape {values.shape}")
+    if values.size and values.min() < 0:
+        raise ValueError(f"bincount takes non-negative integers, got {values.min()}")
+    if minlength < 0:
+        raise ValueError(f"minlength must be non-negative, got {minlength}")
+    n = max(int(values.max()) + 1 if values.size else 0, minlength)
+    if weights is None:
+        counts = np.bincount(values, minlength=n)
+        return _positions(counts, like) if like is not None else tensor(counts.astype(np.int64))
+    w = _to_tensor(weights, like)
+    if w.shape != values.shape:
+        raise ValueError(f"weights of shape {w.shape} differ from x's shape {values.shape}")
+    return w.astype(dtypes.float64)._index_add((values.astype(np.int64),), (n,))
+
+
+def histogram(a, bins=10, range=None, density: bool | None = None,  # noqa: A002
+              weights=None) -> tuple[Tensor, Tensor]:
+    """The histogram of `a` (NumPy's ``histogram``): the count (or the weights' sum) of
+    the values in each bin, and the bins' edges (float64).
+
+    `bins` is a number of equal bins over `range` (the values' range by default), the
+    edges themselves, or one of NumPy's rules (``"auto"``, ``"fd"``, ...). Each bin
+    holds its left edge and the last also its right. With `density`, the counts are
+    divided by their sum and the bin widths. With `weights`, the result differentiates
+    in them.
+    """
+    a = _to_tensor(a)
+    values = a.numpy().ravel()
+    w = None if weights is None else _to_tensor(weights, a)
+    if w is not None and w.shape != a.shape:
+        raise ValueError(f"weights of shape {w.shape} differ from a's shape {a.shape}")
+    edges = np.histogram_bin_edges(values, bins, range)
+    n = len(edges) - 1
+    where_in = (values >= edges[0]) & (values <= edges[-1])
+    bin_of = np.clip(np.searchsorted(edges, values[where_in], "right") - 1, 0, n - 1)
+    if w is None:
+        hist = tensor(np.bincount(bin_of, minlength=n).astype(np.int64), device=a.device)
+    else:
+        picked = w.astype(dtypes.float64).reshape(-1)[np.flatnonzero(where_in)]
+        hist = picked._index_add((bin_of,), (n,))
+    if density:
+        widths = tensor(np.diff(edges), device=a.device)
+        hist = hist.astype(dtypes.float64) / hist.sum().astype(dtypes.float64) / widths
+    return hist, tensor(edges, device=a.device)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
+    """Piecewise-linear interpolation of the points ``(xp, fp)`` at `x` (NumPy's
+    ``interp``): `xp` increasing (or, with `period`, any order of a periodic
+    coordinate); `left` and `right` (``fp[0]`` and ``fp[-1]`` by default) outside.
+
+    The result differentiates in `x` (the slope of its segment), `fp` and `xp`.
+
+    >>> import numgrad as ng
+    >>> ng.interp(ng.tensor([0.5, 2.5, 9.0]), [0.0, 1.0, 3.0], [0.0, 10.0, 30.0]).tolist()
+    [5.0, 25.0, 30.0]
+    """
+    like = next((t for t in (x, xp, fp) if isinstance(t, Tensor)), None)
+    x, xp, fp = (_to_tensor(t, like) for t in (x, xp, fp))
+    if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape:
+        raise ValueError(f"xp and fp must be 1-D of one length, got shapes {xp.shape} and "
+                         f"{fp.shape}")
+    if xp.shape[0] == 0:
+        raise ValueError("interp needs at least one point: xp is empty")
+    dtype = dtypes.result_type(dtypes.to_float(x.dtype), dtypes.to_float(xp.dtype),
+                               dtypes.to_float(fp.dtype))
+    x, xp, fp = x.astype(dtype), xp.astype(dtype), fp.astype(dtype)
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        x, xp, fp = _periodic(x, xp, fp, abs(period))
+        left = right = None
+    xv, xpv = x.numpy(), xp.numpy()
+    n = xpv.shape[0]
+    j = np.clip(np.searchsorted(xpv, xv, "right") - 1, 0, max(n - 2, 0))
+    k = np.minimum(j + 1, n - 1)
+    x0, x1, f0, f1 = xp[j], xp[k], fp[j], fp[k]
+    span = where(x1 == x0, 1, x1 - x0)
+    inside = where(x == x0, f0, f0 + (x - x0) * ((f1 - f0) / span))
+    first = fp[0] if left is None else left
+    last = fp[-1] if right is None else right
+    out = where(xv < xpv[0], first, where(xv > xpv[-1], last, inside))
+    return where(xv == xpv[-1], fp[-1], out)
+
+
+def _periodic(x: Tensor, xp: Tensor, fp: Tensor, period: float):
+    """NumPy's periodic interp: the coordinates modulo `period`, the points sorted and
+    extended by one period on each side."""
+    x, xp = x % period, xp % period
+    order = np.argsort(xp.numpy(), kind="stable")
+    xp, fp = xp[order], fp[order]
+    xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+    fp = concatenate([fp[-1:], fp, fp[:1]])
+    return x, xp, fp
