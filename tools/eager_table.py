@@ -5,9 +5,9 @@
     python tools/eager_table.py          (PyTorch rows where torch is importable)
     python tools/eager_table.py --numgrad-only
 
-``--numgrad-only`` prints numgrad's three times alone, for old and new code run in
-turns (``PYTHONPATH=<an old checkout> python tools/eager_table.py --numgrad-only``
-imports that numgrad).
+``--numgrad-only`` prints numgrad's times alone, for old and new code run in turns
+(``python tools/eager_table.py --numgrad-only --numgrad-from <an old checkout>``
+imports that checkout's numgrad).
 
 W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
 derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
@@ -24,6 +24,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
+
+
+def _numgrad_from(argv: list[str]) -> None:
+    """With ``--numgrad-from DIR``, numgrad is imported from the checkout DIR (another
+    commit: ``git worktree add /tmp/old <rev>``), ahead of an editable install's
+    finder, which would otherwise win over ``PYTHONPATH``."""
+    if "--numgrad-from" in argv:
+        sys.meta_path[:] = [f for f in sys.meta_path
+                            if "editable" not in getattr(f, "__name__", type(f).__module__)]
+        sys.path.insert(0, argv[argv.index("--numgrad-from") + 1])
+
+
+_numgrad_from(sys.argv)
 
 import numpy as np  # noqa: E402
 from benchmarks.bench_overhead import eager_steps, first_result_ms  # noqa: E402
