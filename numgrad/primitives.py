@@ -298,6 +298,14 @@ def _frozen(index: np.ndarray) -> np.ndarray:
 _KEY_ARRAYS: dict[int, weakref.ref] = {}
 
 
+@functools.lru_cache(maxsize=64)
+def index_grid(shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """``np.indices(shape, sparse=True)`` as key arrays (read-only, never copied), the
+    same arrays for a shape: a loop's gathers by them and by new indices differ only by
+    those (cross-entropy's pick of the labels)."""
+    return tuple(map(_frozen, np.indices(shape, sparse=True)))
+
+
 def _stand_in(k):
     """A key entry with the checks NumPy makes on `k` that need no value: a mask or float
     tensor becomes zeros of its shape and dtype; an integer tensor, a slice (one axis)."""

@@ -260,7 +260,7 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         """``log(sum(exp(x)))``, shifted by the maximum so it cannot overflow."""
         x = _as(self, dtypes.to_float(self.dtype))
         shift = x.max(axis, keepdims=True).detach()
-        shift = shift.where((shift - shift) == 0, 0)  # an infinite max shifts by 0
+        shift = shift.where(shift.isfinite(), 0)  # an infinite max shifts by 0
         out = (x - shift).exp().sum(axis, keepdims=True).log() + shift
         return out if keepdims else out.squeeze(normalize_axes(axis, self.ndim))
 

@@ -8,11 +8,10 @@ overflow.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from numgrad import tracing
+from numgrad.primitives import index_grid
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
@@ -137,18 +136,8 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
             f"class-index targets must lie in [0, {n_classes}), got values from "
             f"{labels.min()} to {labels.max()}")
     # A gather that kernels do in place: forward and backward are a few kernels.
-    grid = _grid(expected)
+    grid = index_grid(expected)  # (the same arrays at every step: only labels change)
     return logits[(*grid[:axis], labels, *grid[axis:]) if grid else (labels,)]
-
-
-@functools.lru_cache(maxsize=64)
-def _grid(shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """``np.indices(shape, sparse=True)``, read-only and the same arrays for a shape: a
-    loop's gathers then differ only by their labels."""
-    grid = np.indices(shape, sparse=True)
-    for g in grid:
-        g.flags.writeable = False
-    return tuple(grid)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
