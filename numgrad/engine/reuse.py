@@ -52,11 +52,14 @@ class Walk:
 @dataclass(frozen=True, slots=True)
 class _Entry:
     plan: Schedule
-    #: the position of each slot's buffer; an index upload's buffer (made by the
-    #: scheduler, not in the graph) is kept as a stand-in
-    slots: tuple[int | LazyBuffer, ...]
-    #: per step: the positions of its constants (a call's: of the node it runs)
-    args: tuple[tuple[int, ...], ...]
+    #: the position of each slot's buffer: in the graph, or (an index upload's, made by
+    #: the scheduler) ``len(order) + k`` for `stand_ins[k]`, between the nodes and the
+    #: computed buffers of `recall`'s list
+    slots: tuple[int, ...]
+    stand_ins: list[LazyBuffer]
+    #: the steps with constants: (step index, the positions of its constants; a call's:
+    #: of the node it runs)
+    args: tuple[tuple[int, tuple[int, ...]], ...]
     #: per upload: the position of its gather, the index's axis and that axis' length
     uploads: tuple[tuple[int, int, int], ...]
     #: per upload: the last index array rebound and its upload (an index array is
@@ -154,12 +157,15 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     if entry is None:
         return None
     _plans.move_to_end(walk.key)
-    at = walk.order + walk.sources[::-1]  # position p at at[p] (as `walk[p]`, faster)
-    steps = tuple(step if not refs else _with_args(step, [at[p].arg for p in refs])
-                  for step, refs in zip(entry.plan.steps, entry.args))
-    old = entry.plan  # (the constructor: dataclasses.replace takes longer)
-    plan = Schedule(steps, old.slots, old.sources, _uploads(entry, at), old.memo)
-    return plan, [at[p] if isinstance(p, int) else p for p in entry.slots]
+    # position p at at[p] (as `walk[p]`, faster), the stand-ins after the nodes
+    at = walk.order + entry.stand_ins + walk.sources[::-1]
+    old = entry.plan
+    steps = list(old.steps)
+    for i, refs in entry.args:
+        steps[i] = _with_args(steps[i], [at[p].arg for p in refs])
+    # (the constructor: dataclasses.replace takes longer)
+    plan = Schedule(tuple(steps), old.slots, old.sources, _uploads(entry, at), old.memo)
+    return plan, [at[p] for p in entry.slots]
 
 
 def _uploads(entry: _Entry, at: list[LazyBuffer]) -> tuple:
@@ -184,9 +190,14 @@ def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
         return
     position = {b: i for i, b in enumerate(walk.order)}
     position.update((b, -1 - j) for j, b in enumerate(walk.sources))
-    _plans[walk.key] = _Entry(plan, tuple(position[b] if b in position else _stand_in(b)
-                                          for b in bufs),
-                              tuple(tuple(position[c] for c in cs) for cs in constants),
+    stand_ins = []
+    for b in bufs:
+        if b not in position:  # an upload's
+            position[b] = len(walk.order) + len(stand_ins)
+            stand_ins.append(_stand_in(b))
+    _plans[walk.key] = _Entry(plan, tuple(position[b] for b in bufs), stand_ins,
+                              tuple((i, tuple(position[c] for c in cs))
+                                    for i, cs in enumerate(constants) if cs),
                               tuple((position[node], axis, n) for node, axis, n in uploads),
                               [None] * len(uploads))
     if len(_plans) > CAPACITY:
