@@ -1,6 +1,6 @@
 """NumPy's functions whose result's shape or positions depend on the values: ``nonzero``,
-``argwhere``, ``flatnonzero``, ``unique``, ``searchsorted``, ``bincount``, ``histogram``
-and ``interp``.
+``argwhere``, ``flatnonzero``, ``unique``, ``searchsorted``, ``digitize``, ``lexsort``,
+``bincount``, ``histogram`` and ``interp``.
 
 Each reads the values it needs (computed first, as ``t.numpy()`` computes them; so
 ``ng.jit`` refuses them while it traces), finds the positions with NumPy, and gathers
@@ -22,8 +22,8 @@ from numgrad.shaping import take
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
-__all__ = ["argwhere", "bincount", "flatnonzero", "histogram", "interp", "nonzero",
-           "searchsorted", "unique"]
+__all__ = ["argwhere", "bincount", "digitize", "flatnonzero", "histogram", "interp",
+           "lexsort", "nonzero", "searchsorted", "unique"]
 
 
 def _to_tensor(a, like: Tensor | None = None) -> Tensor:
@@ -96,6 +96,23 @@ def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
     found = np.searchsorted(_values(a), _values(v), side,
                             None if sorter is None else _values(sorter))
     return _positions(np.asarray(found), like)
+
+
+def digitize(x, bins, right: bool = False) -> Tensor:
+    """The index of the bin of `bins` (increasing or decreasing edges) each of `x`
+    falls in (NumPy's ``digitize``): int64 indices of `x`'s shape, 0 below the first
+    edge and ``len(bins)`` beyond the last."""
+    like = x if isinstance(x, Tensor) else bins if isinstance(bins, Tensor) else tensor(0)
+    return _positions(np.asarray(np.digitize(_values(x), _values(bins), right)), like)
+
+
+def lexsort(keys, axis: int = -1) -> Tensor:
+    """The indices that sort by several keys, the last key first (NumPy's
+    ``lexsort``): int64."""
+    arrays = [_values(k) for k in keys] if isinstance(keys, (list, tuple)) else _values(keys)
+    like = next((k for k in (keys if isinstance(keys, (list, tuple)) else [keys])
+                 if isinstance(k, Tensor)), tensor(0))
+    return _positions(np.lexsort(arrays, axis), like)
 
 
 def bincount(x, weights=None, minlength: int = 0) -> Tensor:

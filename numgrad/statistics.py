@@ -16,14 +16,15 @@ import numbers
 import numpy as np
 
 from numgrad import dtypes
+from numgrad.assembly import take_along_axis
 from numgrad.creation import tensor
 from numgrad.joining import concatenate
 from numgrad.shapes import normalize_axes
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
-__all__ = ["average", "corrcoef", "count_nonzero", "cov", "median", "percentile", "ptp",
-           "quantile"]
+__all__ = ["average", "corrcoef", "count_nonzero", "cov", "median", "nanmedian",
+           "nanpercentile", "nanquantile", "percentile", "ptp", "quantile"]
 
 #: NumPy's quantile methods that pick or interpolate between the two nearest order
 #: statistics: per method, the position from the virtual index ``q * (n - 1)``.
@@ -120,30 +121,50 @@ def quantile(a, q, axis=None, method: str = "linear", keepdims: bool = False) ->
     >>> ng.quantile(ng.tensor([1.0, 2.0, 3.0, 10.0]), [0.5, 1.0]).tolist()
     [2.5, 10.0]
     """
+    return _quantile(a, _quantiles(q, "quantile", 1.0), axis, method, keepdims, False)
+
+
+def nanquantile(a, q, axis=None, method: str = "linear", keepdims: bool = False) -> Tensor:
+    """`quantile` of the values that are not NaN (NumPy's ``nanquantile``): NaN where a
+    slice has none (NumPy warns there; numgrad does not)."""
+    return _quantile(a, _quantiles(q, "nanquantile", 1.0), axis, method, keepdims, True)
+
+
+def _quantile(a, qs: np.ndarray, axis, method: str, keepdims: bool,
+              skip_nan: bool) -> Tensor:
+    """Quantiles `qs` along `axis` by interpolating `method`, of all the values or of
+    those that are not NaN (`skip_nan`: each slice's own count, read from the values,
+    places its order statistics)."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}; got "
                          f"{method!r}")
-    a, qs = _to_tensor(a), _quantiles(q, "quantile", 1.0)
+    a = _to_tensor(a)
     x, kept = _reduced_last(_floating(a), axis)
     n = x.shape[-1]
     if n == 0:
         raise ValueError(f"quantile of an empty slice: a has shape {a.shape} along axis "
                          f"{axis!r}")
-    ordered = x._sorted(-1)
-    position = qs.ravel() * (n - 1)
+    ordered = x._sorted(-1)  # (NaN last)
+    counts = (~np.isnan(x.numpy())).sum(-1, keepdims=True) if skip_nan else np.array(n)
+    last = np.maximum(counts, 1) - 1
+    position = qs.ravel() * last
     below = np.floor(position).astype(np.int64)
-    above = np.minimum(below + 1, n - 1)
+    ceil = np.ceil(position).astype(np.int64)
+
+    def at(index: np.ndarray) -> Tensor:  # the order statistics at `index` of each slice
+        return take_along_axis(ordered, index, -1) if skip_nan else ordered[..., index]
+
     if method == "linear":
         t = tensor(position - below, dtype=x.dtype, device=x.device)
-        low, high = ordered[..., below], ordered[..., above]
+        low, high = at(below), at(np.minimum(below + 1, last))
         result = low + (high - low) * t
     elif method == "midpoint":
-        result = (ordered[..., below] + ordered[..., np.ceil(position).astype(np.int64)]) / 2
+        result = (at(below) + at(ceil)) / 2
     else:
-        at = {"lower": below, "higher": np.ceil(position).astype(np.int64),
-              "nearest": np.around(position).astype(np.int64)}[method]
-        result = ordered[..., at]
-    result = where(x.isnan().any(-1, keepdims=True), math.nan, result)
+        result = at({"lower": below, "higher": ceil,
+                     "nearest": np.around(position).astype(np.int64)}[method])
+    empty = counts == 0 if skip_nan else x.isnan().any(-1, keepdims=True)
+    result = where(empty, math.nan, result)
     result = result.reshape(kept + qs.shape).moveaxis(
         tuple(range(len(kept), len(kept) + qs.ndim)), tuple(range(qs.ndim)))
     if keepdims:
@@ -157,6 +178,23 @@ def percentile(a, q, axis=None, method: str = "linear", keepdims: bool = False) 
     """The `q`-th percentiles along `axis`, `q` in ``[0, 100]`` (NumPy's ``percentile``;
     `quantile` of ``q / 100``)."""
     return quantile(a, _quantiles(q, "percentile", 100.0) / 100, axis, method, keepdims)
+
+
+def nanpercentile(a, q, axis=None, method: str = "linear", keepdims: bool = False) -> Tensor:
+    """`percentile` of the values that are not NaN (NumPy's ``nanpercentile``)."""
+    return nanquantile(a, _quantiles(q, "nanpercentile", 100.0) / 100, axis, method,
+                       keepdims)
+
+
+def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
+    """The median of the values that are not NaN (NumPy's ``nanmedian``): NaN where a
+    slice has none.
+
+    >>> import numgrad as ng, numpy as np
+    >>> ng.nanmedian(ng.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), 1).tolist()
+    [2.0, nan]
+    """
+    return nanquantile(a, 0.5, axis, "linear", keepdims)
 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:

@@ -60,6 +60,20 @@ def test_searchsorted_sides_and_sorter():
         ng.searchsorted(ng.tensor(a), 1.0, side="middle")
 
 
+def test_digitize_and_lexsort():
+    x = np.array([0.2, 6.4, 3.0, 1.6, 10.0, -1.0, 2.5])
+    bins = np.array([0.0, 1.0, 2.5, 4.0, 10.0])
+    for edges in (bins, bins[::-1]):  # increasing and decreasing
+        for right in (False, True):
+            got = ng.digitize(ng.tensor(x), edges, right=right)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got.numpy(), np.digitize(x, edges, right=right))
+    first, second = [1, 5, 1, 4, 3, 4, 4], [9, 4, 0, 4, 0, 2, 1]
+    np.testing.assert_array_equal(ng.lexsort((ng.tensor(second), ng.tensor(first))).numpy(),
+                                  np.lexsort((second, first)))
+    assert isinstance(np.digitize(ng.tensor(x), bins), ng.Tensor)  # dispatched
+
+
 def test_bincount_counts_weights_and_gradient():
     x = rng.integers(0, 6, 30)
     w = rng.standard_normal(30)

@@ -9,6 +9,7 @@ arguments, raised before anything runs.
 """
 
 import os
+import warnings
 
 import autograd
 import autograd.numpy as anp
@@ -31,6 +32,37 @@ def test_quantile_matches_numpy(q, axis, method):
         want = np.quantile(A, q, axis=axis, method=method, keepdims=keepdims)
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("axis", [None, 0, (0, 2)], ids=str)
+@pytest.mark.parametrize("name,scale", [("nanquantile", 1.0), ("nanpercentile", 100.0)])
+def test_nan_quantiles_skip_nan_as_numpy(name, scale, axis, method):
+    a = A.copy()
+    a[a > 1.0] = np.nan
+    a[1, :, 2] = np.nan  # slices with no value at all: NaN (NumPy warns)
+    for q in (0.3, [0.0, 0.5, 1.0]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = getattr(np, name)(a, np.asarray(q) * scale, axis=axis, method=method)
+        got = getattr(ng, name)(ng.tensor(a), np.asarray(q) * scale, axis=axis, method=method)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_nanmedian_values_and_gradient():
+    a = A[0].copy()
+    a[0, 1] = a[2, 4] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for axis in (None, 0, 1):
+            np.testing.assert_allclose(ng.nanmedian(ng.tensor(a), axis=axis).numpy(),
+                                       np.nanmedian(a, axis=axis), rtol=1e-12)
+    x = ng.tensor(a, requires_grad=True)
+    (g,) = ng.grad(ng.nanmedian(x, axis=1).sum(), x)
+    assert np.all(g.numpy()[np.isnan(a)] == 0)  # no gradient to a NaN
+    clean = ng.tensor(A[0, :4, :3], requires_grad=True)
+    assert ng.gradcheck(lambda t: ng.nanmedian(t, axis=0).sum(), (clean,))
 
 
 def test_percentile_median_integers_nan_and_dispatch():
