@@ -328,6 +328,22 @@ def test_values_a_loop_keeps_are_never_recycled(numba_cpu):
                                    rtol=1e-12, atol=1e-13)
 
 
+def test_plans_that_let_go_of_their_arrays_allocate_afresh(monkeypatch, numba_cpu):
+    # Only the HOLDING plans run last keep their arrays between runs: with one, two
+    # loops in turn make each let go of its arrays and views at every step, and both
+    # still compute their values (a plan's next run allocates and views afresh).
+    monkeypatch.setattr(prepared, "HOLDING", 1)
+    reuse.clear()
+    a, b = rng.standard_normal((2, 4, 5))
+    for i in range(6):
+        first = ((ng.tensor(a) * (i + 1.0)).tanh().T * 2.0).sum(axis=0)
+        second = (ng.tensor(b) @ ng.tensor(a.T) + float(i)).exp().sum(axis=1)
+        np.testing.assert_allclose(first.numpy(), (np.tanh(a * (i + 1.0)).T * 2.0).sum(0),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(second.numpy(), np.exp(b @ a.T + i).sum(1), rtol=1e-12)
+    assert len(prepared._holding) == 1
+
+
 def test_a_prepared_schedule_runs_step_by_step_for_sources_laid_out_otherwise(monkeypatch,
                                                                               numba_cpu):
     reuse.clear()

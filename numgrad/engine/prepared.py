@@ -271,13 +271,13 @@ class PreparedPlan:
 
 
 def _hold(plan: PreparedPlan) -> None:
-    """Note that `plan` runs (and keeps its arrays); the oldest of more than `HOLDING`
-    plans lets go of its own."""
+    """Note that `plan` runs (and keeps its arrays); the oldest beyond `HOLDING` plans
+    let go of their own."""
     if plan in _holding:
         _holding.move_to_end(plan)
         return
     _holding[plan] = None
-    if len(_holding) > HOLDING:
+    while len(_holding) > HOLDING:
         _holding.popitem(last=False)[0].let_go()
 
 
