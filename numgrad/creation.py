@@ -23,6 +23,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def as_tensor(data, device=None) -> Tensor:
+    """`data` itself if it is a tensor, else a new tensor of it (on `device`): how the
+    NumPy-named functions take their array arguments."""
+    return data if isinstance(data, Tensor) else tensor(data, device=device)
+
+
 def from_numpy(array: np.ndarray, device=None) -> Tensor:
     """A tensor with a copy of `array` (numgrad's buffers are immutable, so it cannot share)."""
     if not isinstance(array, np.ndarray):

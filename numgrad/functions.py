@@ -11,10 +11,10 @@ import math
 import numbers
 
 from numgrad import dtypes
-from numgrad.creation import tensor
+from numgrad.creation import as_tensor, tensor
 from numgrad.ops import BINARY, TABLE, UNARY
 from numgrad.ordering import OrderMethods
-from numgrad.primitives import _elementwise
+from numgrad.primitives import _as, _elementwise
 from numgrad.shaping import ShapingMethods
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
@@ -50,16 +50,11 @@ NOTES = {
 COPYING = {"sort": "_sorted", "partition": "_partitioned"}
 
 
-def _to_tensor(a) -> Tensor:
-    """`a` itself if a tensor, else a new tensor of its data."""
-    return a if isinstance(a, Tensor) else tensor(a)
-
-
 def _method_function(name: str, method_name: str | None = None):
     method = getattr(Tensor, method_name or name)
 
     def function(x, *args, **kwargs):
-        return method(_to_tensor(x), *args, **kwargs)
+        return method(as_tensor(x), *args, **kwargs)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__ or f"``x.{name}(...)`` as a function."
@@ -95,14 +90,14 @@ globals().update(_functions)
 # NumPy's argument names where they differ from the Tensor method's.
 def transpose(a, axes=None) -> Tensor:
     """The axes of `a` reversed, or permuted as `axes` says (NumPy's ``transpose``)."""
-    a = _to_tensor(a)
+    a = as_tensor(a)
     return a.transpose() if axes is None else a.transpose(axes)
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:  # noqa: A002
     """`a` limited to ``[a_min, a_max]`` (NumPy's ``clip``; `min` and `max` are NumPy 2's
     other names of the bounds)."""
-    a = _to_tensor(a)
+    a = as_tensor(a)
     return a.clip(a_min if min is None else min, a_max if max is None else max)
 
 
@@ -115,27 +110,27 @@ def nansum(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> ng.nansum(ng.tensor([[1.0, np.nan], [np.nan, np.nan]]), axis=1).tolist()
     [1.0, 0.0]
     """
-    a = _to_tensor(a)
+    a = as_tensor(a)
     return where(a.isnan(), 0, a).sum(axis, keepdims)
 
 
 def nanmean(a, axis=None, keepdims: bool = False) -> Tensor:
     """The mean of the values that are not NaN (NumPy's ``nanmean``): NaN where all are
     (NumPy warns there; numgrad does not). The gradient is 0 at a NaN."""
-    a = _to_tensor(a)
-    x, kept = a.astype(dtypes.to_float(a.dtype)), a.isnan().logical_not()
+    a = as_tensor(a)
+    x, kept = _as(a, dtypes.to_float(a.dtype)), a.isnan().logical_not()
     return where(kept, x, 0).sum(axis, keepdims) / kept.sum(axis, keepdims).astype(x.dtype)
 
 
 def nanmax(a, axis=None, keepdims: bool = False) -> Tensor:
     """The maximum of the values that are not NaN (NumPy's ``nanmax``): NaN where all are.
     The gradient goes to the maximum, shared by ties, as `max`'s."""
-    return _nan_extreme(_to_tensor(a), "max", -math.inf, axis, keepdims)
+    return _nan_extreme(as_tensor(a), "max", -math.inf, axis, keepdims)
 
 
 def nanmin(a, axis=None, keepdims: bool = False) -> Tensor:
     """The minimum of the values that are not NaN (NumPy's ``nanmin``): NaN where all are."""
-    return _nan_extreme(_to_tensor(a), "min", math.inf, axis, keepdims)
+    return _nan_extreme(as_tensor(a), "min", math.inf, axis, keepdims)
 
 
 def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Tensor:

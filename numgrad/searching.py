@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import tensor
+from numgrad.creation import as_tensor, tensor
+from numgrad.device import get_default_device
 from numgrad.joining import concatenate
+from numgrad.primitives import _as
 from numgrad.shapes import normalize_axis
 from numgrad.shaping import take
 from numgrad.tensor import Tensor
@@ -26,10 +28,9 @@ __all__ = ["argwhere", "bincount", "digitize", "flatnonzero", "histogram", "inte
            "lexsort", "nonzero", "searchsorted", "unique"]
 
 
-def _to_tensor(a, like: Tensor | None = None) -> Tensor:
-    if isinstance(a, Tensor):
-        return a
-    return tensor(a) if like is None else tensor(a, device=like.device)
+def _device(*arrays):
+    """The device of the first tensor among `arrays` (the default one if none is)."""
+    return next((a.device for a in arrays if isinstance(a, Tensor)), get_default_device())
 
 
 def _values(a) -> np.ndarray:
@@ -37,29 +38,30 @@ def _values(a) -> np.ndarray:
     return a.numpy() if isinstance(a, Tensor) else np.asarray(a)
 
 
-def _positions(values: np.ndarray, like: Tensor) -> Tensor:
-    return tensor(values.astype(np.int64), device=like.device)
+def _positions(values, device) -> Tensor:
+    """Positions or counts found by NumPy, as an int64 tensor on `device`."""
+    return tensor(np.asarray(values).astype(np.int64), device=device)
 
 
 def nonzero(a) -> tuple[Tensor, ...]:
     """The indices of the elements that are not zero, one int64 tensor per dimension
     (NumPy's ``nonzero``)."""
-    a = _to_tensor(a)
-    return tuple(_positions(i, a) for i in np.nonzero(np.atleast_1d(a.numpy())))
+    a = as_tensor(a)
+    return tuple(_positions(i, a.device) for i in np.nonzero(np.atleast_1d(a.numpy())))
 
 
 def argwhere(a) -> Tensor:
     """The indices of the elements that are not zero, one row each: ``(N, a.ndim)``
     int64 (NumPy's ``argwhere``)."""
-    a = _to_tensor(a)
-    return _positions(np.argwhere(a.numpy()), a)
+    a = as_tensor(a)
+    return _positions(np.argwhere(a.numpy()), a.device)
 
 
 def flatnonzero(a) -> Tensor:
     """The indices of the elements of ``a.ravel()`` that are not zero (NumPy's
     ``flatnonzero``)."""
-    a = _to_tensor(a)
-    return _positions(np.flatnonzero(a.numpy()), a)
+    a = as_tensor(a)
+    return _positions(np.flatnonzero(a.numpy()), a.device)
 
 
 def unique(ar, return_index: bool = False, return_inverse: bool = False,
@@ -76,12 +78,12 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     >>> values.tolist(), counts.tolist()
     ([1, 2, 3], [2, 1, 2])
     """
-    ar = _to_tensor(ar)
+    ar = as_tensor(ar)
     _, index, inverse, counts = np.unique(ar.numpy(), True, True, True, axis=axis,
                                           equal_nan=equal_nan)
     values = ar.reshape(-1)[index] if axis is None else \
         take(ar, {normalize_axis(axis, ar.ndim): index})
-    extra = [_positions(v, ar) for v, wanted in
+    extra = [_positions(v, ar.device) for v, wanted in
              ((index, return_index), (inverse, return_inverse), (counts, return_counts))
              if wanted]
     return (values, *extra) if extra else values
@@ -92,27 +94,24 @@ def searchsorted(a, v, side: str = "left", sorter=None) -> Tensor:
     ``searchsorted``): int64 indices of `v`'s shape."""
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
-    like = a if isinstance(a, Tensor) else v if isinstance(v, Tensor) else tensor(0)
     found = np.searchsorted(_values(a), _values(v), side,
                             None if sorter is None else _values(sorter))
-    return _positions(np.asarray(found), like)
+    return _positions(found, _device(a, v))
 
 
 def digitize(x, bins, right: bool = False) -> Tensor:
     """The index of the bin of `bins` (increasing or decreasing edges) each of `x`
     falls in (NumPy's ``digitize``): int64 indices of `x`'s shape, 0 below the first
     edge and ``len(bins)`` beyond the last."""
-    like = x if isinstance(x, Tensor) else bins if isinstance(bins, Tensor) else tensor(0)
-    return _positions(np.asarray(np.digitize(_values(x), _values(bins), right)), like)
+    return _positions(np.digitize(_values(x), _values(bins), right), _device(x, bins))
 
 
 def lexsort(keys, axis: int = -1) -> Tensor:
     """The indices that sort by several keys, the last key first (NumPy's
     ``lexsort``): int64."""
-    arrays = [_values(k) for k in keys] if isinstance(keys, (list, tuple)) else _values(keys)
-    like = next((k for k in (keys if isinstance(keys, (list, tuple)) else [keys])
-                 if isinstance(k, Tensor)), tensor(0))
-    return _positions(np.lexsort(arrays, axis), like)
+    many = isinstance(keys, (list, tuple))  # (else one array, a key per row)
+    arrays = [_values(k) for k in keys] if many else _values(keys)
+    return _positions(np.lexsort(arrays, axis), _device(*keys) if many else _device(keys))
 
 
 def bincount(x, weights=None, minlength: int = 0) -> Tensor:
@@ -125,7 +124,7 @@ def bincount(x, weights=None, minlength: int = 0) -> Tensor:
     >>> ng.bincount(ng.tensor([0, 2, 2]), weights=ng.tensor([0.5, 1.0, 2.0])).tolist()
     [0.5, 0.0, 3.0]
     """
-    like = x if isinstance(x, Tensor) else weights if isinstance(weights, Tensor) else None
+    device = _device(x, weights)
     values = _values(x)
     if values.ndim != 1 or values.size and values.dtype.kind not in "iu":
         raise ValueError(f"bincount takes 1-D non-negative integers, got {values.dtype} of "
@@ -136,12 +135,11 @@ def bincount(x, weights=None, minlength: int = 0) -> Tensor:
         raise ValueError(f"minlength must be non-negative, got {minlength}")
     n = max(int(values.max()) + 1 if values.size else 0, minlength)
     if weights is None:
-        counts = np.bincount(values, minlength=n)
-        return _positions(counts, like) if like is not None else tensor(counts.astype(np.int64))
-    w = _to_tensor(weights, like)
+        return _positions(np.bincount(values, minlength=n), device)
+    w = as_tensor(weights, device)
     if w.shape != values.shape:
         raise ValueError(f"weights of shape {w.shape} differ from x's shape {values.shape}")
-    return w.astype(dtypes.float64)._index_add((values.astype(np.int64),), (n,))
+    return _as(w, dtypes.float64)._index_add((values.astype(np.int64),), (n,))
 
 
 def histogram(a, bins=10, range=None, density: bool | None = None,  # noqa: A002
@@ -155,9 +153,9 @@ def histogram(a, bins=10, range=None, density: bool | None = None,  # noqa: A002
     divided by their sum and the bin widths. With `weights`, the result differentiates
     in them.
     """
-    a = _to_tensor(a)
+    a = as_tensor(a)
     values = a.numpy().ravel()
-    w = None if weights is None else _to_tensor(weights, a)
+    w = None if weights is None else as_tensor(weights, a.device)
     if w is not None and w.shape != a.shape:
         raise ValueError(f"weights of shape {w.shape} differ from a's shape {a.shape}")
     edges = np.histogram_bin_edges(values, bins, range)
@@ -165,13 +163,13 @@ def histogram(a, bins=10, range=None, density: bool | None = None,  # noqa: A002
     where_in = (values >= edges[0]) & (values <= edges[-1])
     bin_of = np.clip(np.searchsorted(edges, values[where_in], "right") - 1, 0, n - 1)
     if w is None:
-        hist = tensor(np.bincount(bin_of, minlength=n).astype(np.int64), device=a.device)
+        hist = _positions(np.bincount(bin_of, minlength=n), a.device)
     else:
-        picked = w.astype(dtypes.float64).reshape(-1)[np.flatnonzero(where_in)]
+        picked = _as(w, dtypes.float64).reshape(-1)[np.flatnonzero(where_in)]
         hist = picked._index_add((bin_of,), (n,))
     if density:
-        widths = tensor(np.diff(edges), device=a.device)
-        hist = hist.astype(dtypes.float64) / hist.sum().astype(dtypes.float64) / widths
+        hist = _as(hist, dtypes.float64)
+        hist = hist / hist.sum() / tensor(np.diff(edges), device=a.device)
     return hist, tensor(edges, device=a.device)
 
 
@@ -186,8 +184,8 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
     >>> ng.interp(ng.tensor([0.5, 2.5, 9.0]), [0.0, 1.0, 3.0], [0.0, 10.0, 30.0]).tolist()
     [5.0, 25.0, 30.0]
     """
-    like = next((t for t in (x, xp, fp) if isinstance(t, Tensor)), None)
-    x, xp, fp = (_to_tensor(t, like) for t in (x, xp, fp))
+    device = _device(x, xp, fp)
+    x, xp, fp = (as_tensor(t, device) for t in (x, xp, fp))
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape:
         raise ValueError(f"xp and fp must be 1-D of one length, got shapes {xp.shape} and "
                          f"{fp.shape}")
@@ -195,7 +193,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
         raise ValueError("interp needs at least one point: xp is empty")
     dtype = dtypes.result_type(dtypes.to_float(x.dtype), dtypes.to_float(xp.dtype),
                                dtypes.to_float(fp.dtype))
-    x, xp, fp = x.astype(dtype), xp.astype(dtype), fp.astype(dtype)
+    x, xp, fp = _as(x, dtype), _as(xp, dtype), _as(fp, dtype)
     if period is not None:
         if period == 0:
             raise ValueError("period must be a non-zero value")

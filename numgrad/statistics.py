@@ -17,8 +17,9 @@ import numpy as np
 
 from numgrad import dtypes
 from numgrad.assembly import take_along_axis
-from numgrad.creation import tensor
+from numgrad.creation import as_tensor, tensor
 from numgrad.joining import concatenate
+from numgrad.primitives import _as
 from numgrad.shapes import normalize_axes
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
@@ -31,12 +32,8 @@ __all__ = ["average", "corrcoef", "count_nonzero", "cov", "median", "nanmedian",
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _to_tensor(a) -> Tensor:
-    return a if isinstance(a, Tensor) else tensor(a)
-
-
 def _floating(a: Tensor) -> Tensor:
-    return a.astype(dtypes.to_float(a.dtype)) if a.dtype.kind != "f" else a
+    return _as(a, dtypes.to_float(a.dtype))
 
 
 def ptp(a, axis=None, keepdims: bool = False) -> Tensor:
@@ -47,14 +44,14 @@ def ptp(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> ng.ptp(ng.tensor([[4.0, 9.0, 2.0], [1.0, 1.0, 1.0]]), axis=1).tolist()
     [7.0, 0.0]
     """
-    a = _to_tensor(a)
+    a = as_tensor(a)
     return a.max(axis, keepdims) - a.min(axis, keepdims)
 
 
 def count_nonzero(a, axis=None, *, keepdims: bool = False) -> Tensor:
     """The number of elements that are not zero along `axis`, as int64 (NumPy's
     ``count_nonzero``; a 0-d tensor where NumPy gives a Python int)."""
-    a = _to_tensor(a)
+    a = as_tensor(a)
     return (a != 0).astype(dtypes.int64).sum(axis, keepdims)
 
 
@@ -70,16 +67,15 @@ def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: boo
     >>> ng.average(ng.tensor([1.0, 2.0, 4.0]), weights=[3.0, 1.0, 0.0]).item()
     1.25
     """
-    a = _to_tensor(a)
+    a = as_tensor(a)
     if weights is None:
         x = _floating(a)
         result = x.mean(axis, keepdims)
         total = tensor(x.size / max(result.size, 1), dtype=result.dtype, device=x.device)
     else:
-        w = weights if isinstance(weights, Tensor) else tensor(weights, device=a.device)
-        w = _shaped_weights(a, w, axis)
+        w = _shaped_weights(a, as_tensor(weights, a.device), axis)
         dtype = dtypes.result_type(dtypes.to_float(a.dtype), w.dtype)
-        x, w = a.astype(dtype), w.astype(dtype)
+        x, w = _as(a, dtype), _as(w, dtype)
         total = w.sum(axis, keepdims)
         if (total == 0).any().item():
             raise ZeroDivisionError("weights sum to zero: the average cannot be normalized")
@@ -138,7 +134,7 @@ def _quantile(a, qs: np.ndarray, axis, method: str, keepdims: bool,
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, _METHODS))}; got "
                          f"{method!r}")
-    a = _to_tensor(a)
+    a = as_tensor(a)
     x, kept = _reduced_last(_floating(a), axis)
     n = x.shape[-1]
     if n == 0:
@@ -249,38 +245,39 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = N
     x = _variables(m, rowvar, "m")
     if y is not None:
         x = concatenate([x, _variables(y, rowvar, "y")], 0)
-    x = x.astype(dtype if dtype is not None else dtypes.result_type(x.dtype, dtypes.float64))
+    x = _as(x, dtypes.as_dtype(dtype) if dtype is not None else
+            dtypes.result_type(x.dtype, dtypes.float64))
     n = x.shape[1]
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
-    w = _observation_weights(fweights, aweights, n)
+    w, a = _observation_weights(fweights, aweights, n)
     if w is None:
         mean, fact = x.mean(1, keepdims=True), n - ddof
     else:
         w_sum = w.sum()
-        mean = (x * w).sum(1, keepdims=True) / w_sum
-        fact = w_sum - ddof if aweights is None else \
-            w_sum - ddof * (w * np.asarray(aweights, np.float64)).sum() / w_sum
+        fact = w_sum - ddof if a is None else w_sum - ddof * (w * a).sum() / w_sum
+        w = tensor(w, dtype=x.dtype, device=x.device)
+        mean = (x * w).sum(1, keepdims=True) / float(w_sum)
     if fact <= 0:
         raise ValueError(f"cov: {fact} degrees of freedom (N = {n} observations, ddof = "
                          f"{ddof}, with their weights); need more than zero")
     centred = x - mean
-    weighted = centred if w is None else centred * tensor(w, dtype=x.dtype, device=x.device)
-    c = (weighted @ centred.T) / float(fact)
+    c = ((centred if w is None else centred * w) @ centred.T) / float(fact)
     return c.reshape(()) if c.shape == (1, 1) else c
 
 
 def _variables(m, rowvar: bool, name: str) -> Tensor:
     """`m` as a 2-D tensor with a variable per row."""
-    m = _to_tensor(m)
+    m = as_tensor(m)
     if m.ndim > 2:
         raise ValueError(f"{name} has {m.ndim} dimensions; cov takes 1 or 2")
     m = m.reshape(1, -1) if m.ndim < 2 else m
     return m if rowvar or m.shape[0] == 1 else m.T
 
 
-def _observation_weights(fweights, aweights, n: int) -> np.ndarray | None:
-    """The product of the frequency and observation weights (NumPy's checks), or None."""
-    w = None
+def _observation_weights(fweights, aweights, n: int) -> tuple:
+    """The product of the frequency and observation weights (NumPy's checks), and the
+    observation weights, as float64 arrays (None where not given)."""
+    w = a = None
     for weights, kind in ((fweights, "fweights"), (aweights, "aweights")):
         if weights is None:
             continue
@@ -293,7 +290,8 @@ def _observation_weights(fweights, aweights, n: int) -> np.ndarray | None:
         if np.any(v < 0):
             raise ValueError(f"{kind} cannot be negative")
         w = v.astype(np.float64) if w is None else w * v
-    return w
+        a = v.astype(np.float64) if kind == "aweights" else a
+    return w, a
 
 
 def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None) -> Tensor:

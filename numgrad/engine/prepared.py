@@ -162,8 +162,8 @@ class PreparedPlan:
         ones, and views made by the plan's calls: a view kept of one of those would
         hold the kept array it views, unaccounted, and keep it from being recycled)."""
         readers = self.readers.get(slot)
-        if readers is None and not ((slot in plan.sources or slot in dict(plan.uploads))
-                                    and _small(plan.slots[slot])):
+        bound = slot in plan.sources or any(slot == s for s, _ in plan.uploads)
+        if readers is None and not (bound and _small(plan.slots[slot])):
             return None
         self.bases.append(None)
         if readers is not None:
