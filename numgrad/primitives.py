@@ -23,7 +23,7 @@ from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE, TERNARY
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
-from numgrad.tensor_base import TensorBase
+from numgrad.tensor_base import _VALUE_READ, TensorBase
 
 # ---- the one place operations are recorded -----------------------------------------
 
@@ -199,13 +199,22 @@ def _load_data(operands) -> list:
 
 
 def _reduce(name: str, x: TensorBase, axis, keepdims: bool):
-    axes = normalize_axes(axis, x.ndim)
+    axes, shape, kept = _reduction(x.shape, axis) if axis is None or type(axis) is int \
+        else _reduction.__wrapped__(x.shape, axis)
     if name in ("max", "min") and any(x.shape[a] == 0 for a in axes):
         raise ValueError(
             f"{name} of an empty axis of a tensor of shape {x.shape} has no identity")
-    out = _apply(name, (x,), axes, reduced_shape(x.shape, axes, False), x.dtype) if axes \
-        else _cast(x, x.dtype)
-    return _reshape(out, reduced_shape(x.shape, axes, True)) if keepdims else out
+    out = _apply(name, (x,), axes, shape, x.dtype) if axes else _cast(x, x.dtype)
+    return _reshape(out, kept) if keepdims else out
+
+
+@functools.lru_cache(maxsize=1024)
+def _reduction(shape: tuple[int, ...], axis) -> tuple[tuple[int, ...], tuple, tuple]:
+    """The axes a reduction over `axis` of `shape` reduces, and its result's shape
+    without and with them kept. (Cached for one int axis or None, the common ones: a
+    loop's reductions are the same at every step.)"""
+    axes = normalize_axes(axis, len(shape))
+    return axes, reduced_shape(shape, axes, False), reduced_shape(shape, axes, True)
 
 
 # ---- movement ----------------------------------------------------------------------
@@ -273,7 +282,7 @@ def _checked_key(key, shape) -> tuple[tuple, tuple[int, ...]]:
     key = (key,) if one else key
     if any(isinstance(k, TensorBase) and k.dtype.kind != "i" for k in key):
         _probe(shape)[tuple(_stand_in(k) for k in key)]
-    key = tuple(k.numpy() if isinstance(k, TensorBase) else k for k in key)
+    key = tuple(key_array(k) if isinstance(k, TensorBase) else k for k in key)
     result = _probe(shape)[key[0] if one else key].shape  # a lone list: as NumPy reads it
     out = []
     for k in map(_key_array, key):
@@ -292,6 +301,25 @@ def _frozen(index: np.ndarray) -> np.ndarray:
     number = id(index)
     _KEY_ARRAYS[number] = weakref.ref(index, lambda _: _KEY_ARRAYS.pop(number, None))
     return index
+
+
+def key_array(index: TensorBase) -> np.ndarray:
+    """`index`'s value as a key's array (read-only; a key made of it keeps it, with no
+    copy of its own): on the CPU, a view of the tensor's array (never changed), the
+    same one while the tensor's value lives; elsewhere a copy on the host."""
+    if index.device.type != "cpu":
+        return _frozen(index.numpy())
+    index._read(_VALUE_READ)
+    buf = index._buf
+    view = _TENSOR_KEYS.get(buf)
+    if view is None:
+        view = _TENSOR_KEYS[buf] = _frozen(buf.realized.view())
+    return view
+
+
+#: Per CPU tensor value used as a key: its view `key_array` made (a loop indexing by
+#: the same tensor then indexes by the same array, whose upload is kept)
+_TENSOR_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 #: The arrays keys made (`_frozen`), by id: never changed, so never copied again.

@@ -38,7 +38,7 @@ from numgrad.primitives import (
     _shape_arg,
     index_shape,
 )
-from numgrad.shapes import normalize_axes, normalize_axis
+from numgrad.shapes import normalize_axes, normalize_axis, reduced_shape
 from numgrad.shaping import ShapingMethods
 from numgrad.tensor_math import ElementwiseMethods, where
 
@@ -259,10 +259,12 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def logsumexp(self, axis=None, keepdims: bool = False) -> Tensor:
         """``log(sum(exp(x)))``, shifted by the maximum so it cannot overflow."""
         x = _as(self, dtypes.to_float(self.dtype))
-        shift = x.max(axis, keepdims=True).detach()
-        shift = shift.where(shift.isfinite(), 0)  # an infinite max shifts by 0
-        out = (x - shift).exp().sum(axis, keepdims=True).log() + shift
-        return out if keepdims else out.squeeze(normalize_axes(axis, self.ndim))
+        top = x.max(axis).detach()
+        top = top.where(top.isfinite(), 0)  # an infinite max shifts by 0
+        # (with no history, the kept axes are a reshape of `top` itself)
+        shift = top.reshape(reduced_shape(x.shape, normalize_axes(axis, x.ndim), True))
+        out = (x - shift).exp().sum(axis, keepdims).log()
+        return out + (shift if keepdims else top)
 
     def argmax(self, axis=None, keepdims: bool = False) -> Tensor:
         """Index of the first maximum (of the first NaN, if any), as NumPy."""

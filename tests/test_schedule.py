@@ -13,6 +13,7 @@ from numgrad import lazy, primitives
 from numgrad.autograd.backward import run_backward
 from numgrad.engine import prepared, reuse
 from numgrad.engine.launch import run
+from numgrad.engine.launch import upload as run_upload
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Call, Launch
 from numgrad.kernels import cpu
@@ -39,6 +40,19 @@ def test_a_schedule_is_frozen_and_names_slots_not_buffers():
     out = plan.slots[step.outputs[0]]
     assert (out.shape, out.dtype, out.device) == ((3,), np.dtype("float64"), "cpu")
     assert step.args == (2.0,)
+
+
+def test_a_rebound_schedule_steps_hold_the_new_graphs_constants():
+    # A remembered schedule rebound to a new graph keeps that graph's constants apart
+    # (`Schedule.values`, which a prepared replay reads); its steps, made when first
+    # read (explain, viz, a step-by-step run), hold them.
+    x = ng.tensor(rng.standard_normal((3, 4)))
+    reuse.clear()
+    first, second = (schedule([((x * c).exp().sum(axis=1))._buf])[0] for c in (2.0, 3.0))
+    assert second.template is first.steps  # the remembered steps, not made again
+    assert first.steps[0].args == (2.0,) and second.steps[0].args == (3.0,)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        second.values = None
 
 
 def test_a_schedule_runs_again_with_other_buffers():
@@ -207,6 +221,25 @@ def test_new_index_arrays_reuse_the_schedule_with_their_values(gather):
                 want = np.exp(want)
         np.testing.assert_allclose(got, want, rtol=1e-12)
         assert rec.schedules_reused == (step > 0), step
+
+
+def test_a_tensor_of_indices_keys_by_one_view_of_its_value(monkeypatch, numba_cpu):
+    # Indexing by a CPU tensor keys by a read-only view of its value (no copy), the same
+    # one while the tensor lives: a loop indexing by one tensor of labels (issue 13's
+    # MLP step) binds their upload to its prepared replay once.
+    idx, cols = ng.tensor(np.array([0, 3, -1, 1])), ng.tensor(np.array([1, 2, 0, 3]))
+    key = primitives.key_array(idx)
+    assert primitives.key_array(idx) is key and not key.flags.writeable
+    assert np.shares_memory(key, idx._buf.realized) and idx._buf.realized.flags.writeable
+    uploads = []
+    monkeypatch.setattr(prepared, "upload", lambda *a: uploads.append(a) or run_upload(*a))
+    base = rng.standard_normal((5, 4))
+    reuse.clear()
+    for step in range(6):
+        got = (ng.tensor(base + step)[idx, cols] * 2.0).numpy()  # (a gather in a kernel)
+        want = (base + step)[[0, 3, -1, 1], [1, 2, 0, 3]] * 2.0
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert len(uploads) == 2  # (the first prepared replay's, one per index: the 3rd step)
 
 
 def test_a_loss_over_new_labels_at_every_step_plans_once():

@@ -5,12 +5,21 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    """Each thread's grad mode: on until a thread sets it. (A class default, not
+    ``getattr(state, name, default)``: that raises and catches an AttributeError in
+    every thread that never set it, 0.7 us at each recorded operation.)"""
+
+    enabled = True
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """Whether operations on tensors that require grad record their history."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(flag: bool) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import Unhashable, hashable, holds_array, signature
+from numgrad.engine.reuse import Unhashable, holds_array, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -81,12 +81,15 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
             bufs, out = node.saved
             starts += bufs
             starts.append(out)
-            arg = node.arg
-            if arg is not None:
-                try:
-                    arg = hashable(arg)
-                except Unhashable:
-                    return None, None
+            if out.op is node.op:  # its argument, by its output's signature (which the
+                arg = out.sig      # engine's walk then finds made)
+                if arg is None:
+                    arg = out.sig = signature(out.op, out.arg, out.shape, out.dtype,
+                                              out.device, len(bufs))
+            else:  # (an output folded or computed at once)
+                arg = signature(node.op, node.arg, (), out.dtype, out.device, len(bufs))
+            if arg < 0:
+                return None, None
             nodes.append((node.op.vjp, arg, *map(where, node.next)))
         elif type(node) is AccumulateGrad:
             nodes.append(None)

@@ -196,8 +196,9 @@ class PreparedPlan:
         every slot (those the caller needs are new arrays, or recycled ones that
         nothing refers to)."""
         threads = self.threads()
-        rebound = plan is not None
         plan = plan or self.plan
+        # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
+        template, values = plan.template, plan.values
         arrays, empty, backend = list(self.static), self.empty, self.backend
         kept, bases, allocated = self.kept, self.bases, self.called_bytes
         _hold(self)
@@ -211,23 +212,24 @@ class PreparedPlan:
         for step in self.steps:
             if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
                 index, how, fn = step
-                call = plan.steps[index]
+                call = template[index]
+                arg = call.arg if values is None or values[index] is None else \
+                    call.bound_arg(values[index])
                 if how == "into":
-                    fn(*[arrays[s] for s in call.inputs], call.arg, out=arrays[call.output])
+                    fn(*[arrays[s] for s in call.inputs], arg, out=arrays[call.output])
                 elif how == "recycled":
                     array = kept[call.output]
                     if array is not None and _unused(array, self.readers[call.output], bases):
-                        fn(*[arrays[s] for s in call.inputs], call.arg, out=array)
+                        fn(*[arrays[s] for s in call.inputs], arg, out=array)
                     else:
-                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs],
-                                                       call.arg)
+                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
                         allocated += array.nbytes
                     arrays[call.output] = array
                 elif how == "full":
                     info = plan.slots[call.output]
-                    arrays[call.output] = fn(info.shape, call.arg, info.dtype)
+                    arrays[call.output] = fn(info.shape, arg, info.dtype)
                 else:
-                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], call.arg)
+                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
                 continue
             kernel, outputs, arguments, holes, threads_at, index = step
             for slot, info, readers in outputs:
@@ -243,7 +245,7 @@ class PreparedPlan:
             # (The argument list is the plan's: filled in and used; the views of small
             # arrays stay in it, those of large ones are emptied again.)
             arguments[threads_at] = threads
-            if rebound and (args := plan.steps[index].args):
+            if values is not None and (args := values[index]) is not None:
                 arguments[-len(args):] = args  # (unboxing them first costs more)
             for position, slot, spec, cached in holes:
                 base = arrays[slot]

@@ -19,7 +19,9 @@ from numgrad.engine import counters
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
+from numgrad.ops import TABLE
 
+_LOAD = TABLE["load"]
 #: The engine lock. Reentrant: realizing may record (and so realize) again.
 LOCK = threading.RLock()
 
@@ -72,7 +74,7 @@ def realize(*bufs: LazyBuffer) -> None:
             plan, slots = schedule(pending)
             arrays = run_reused(plan, [slots[s].realized for s in plan.sources])
             for buf, array in zip(slots, arrays):
-                if not buf.is_realized and buf.op.name != "load":
+                if buf.realized is None and buf.op is not _LOAD:  # (not an upload's)
                     buf.set_realized(array)
     if counters.DEBUG:
         counters.log.debug("realized %d buffers: %s", len(pending), rec)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numgrad.engine.lowering import wrapped_index
-from numgrad.engine.steps import Call, Launch, Schedule
+from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST
 
@@ -160,11 +160,10 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     # position p at at[p] (as `walk[p]`, faster), the stand-ins after the nodes
     at = walk.order + entry.stand_ins + walk.sources[::-1]
     old = entry.plan
-    steps = list(old.steps)
+    values = [None] * len(old.template)
     for i, refs in entry.args:
-        steps[i] = _with_args(steps[i], [at[p].arg for p in refs])
-    # (the constructor: dataclasses.replace takes longer)
-    plan = Schedule(tuple(steps), old.slots, old.sources, _uploads(entry, at), old.memo)
+        values[i] = [at[p].arg for p in refs]
+    plan = Schedule(old.template, old.slots, old.sources, _uploads(entry, at), old.memo, values)
     return plan, [at[p] for p in entry.slots]
 
 
@@ -212,16 +211,6 @@ def _stand_in(upload: LazyBuffer) -> LazyBuffer:
 def clear() -> None:
     """Forget every remembered schedule."""
     _plans.clear()
-
-
-def _with_args(step: Launch | Call, values: list):
-    # (The constructors: dataclasses.replace takes four times longer.)
-    if isinstance(step, Launch):
-        return Launch(step.program, step.loop, step.reduced, step.outputs, step.inputs,
-                      step.tables, tuple(values))
-    # a constant filled in (its value), or a call that indexes by arrays (its node's arg)
-    arg = (step.arg[0], values[0]) if step.op == "library" else values[0]
-    return Call(step.op, step.inputs, arg, step.output)
 
 
 def hashable(arg):

@@ -11,7 +11,7 @@ what running it learnt, such as its prepared form, kept for its next runs.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 
 import numpy as np
 
@@ -65,6 +65,11 @@ class Call:
     arg: object
     output: int
 
+    def bound_arg(self, values: list):
+        """`arg` with the values rebound to it (`Schedule.values`): a constant's value,
+        or the key of a node that indexes by arrays."""
+        return (self.arg[0], values[0]) if self.op == "library" else values[0]
+
 
 @dataclass(frozen=True, slots=True)
 class Slot:
@@ -75,15 +80,49 @@ class Slot:
     device: object
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class Schedule:
     """Steps in order, over buffers `slots`. A step runs on the device of what it
-    writes (a copy between devices is a `Call` on the destination)."""
+    writes (a copy between devices is a `Call` on the destination).
 
-    steps: tuple[Launch | Call, ...]
-    slots: tuple[Slot, ...]
-    sources: tuple[int, ...]
-    uploads: tuple[tuple[int, np.ndarray], ...]
-    #: what running the schedule learnt (`engine.prepared.run_reused`), shared with its
-    #: rebindings to new graphs of its structure (`engine.reuse.recall`)
-    memo: dict = field(default_factory=dict, repr=False)
+    A schedule rebound to a new graph of its structure (`numgrad.engine.reuse.recall`)
+    has `values`: per step of the remembered one (`template`), the scalar arguments (a
+    launch's) or the argument's values (a call's, `Call.bound_arg`) of the new graph,
+    or None where there are none. Its `steps` are made with them when first read: a
+    prepared replay reads `template` and `values` (making a step costs a
+    microsecond, and a plan has dozens).
+    """
+
+    __slots__ = ("template", "slots", "sources", "uploads", "memo", "values", "_made")
+
+    def __init__(self, steps: tuple[Launch | Call, ...], slots: tuple[Slot, ...],
+                 sources: tuple[int, ...], uploads: tuple[tuple[int, np.ndarray], ...],
+                 memo: dict | None = None, values: list | None = None):
+        init = object.__setattr__  # (frozen: `__setattr__` refuses)
+        init(self, "template", steps)
+        init(self, "slots", slots)
+        init(self, "sources", sources)
+        init(self, "uploads", uploads)
+        #: what running the schedule learnt (`engine.prepared.run_reused`), shared with
+        #: its rebindings to new graphs of its structure (`engine.reuse.recall`)
+        init(self, "memo", {} if memo is None else memo)
+        init(self, "values", values)
+        init(self, "_made", None)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}: a schedule is frozen")
+
+    @property
+    def steps(self) -> tuple[Launch | Call, ...]:
+        if self.values is None:
+            return self.template
+        if self._made is None:
+            object.__setattr__(self, "_made", tuple(
+                step if values is None else
+                Launch(step.program, step.loop, step.reduced, step.outputs, step.inputs,
+                       step.tables, tuple(values)) if isinstance(step, Launch) else
+                Call(step.op, step.inputs, step.bound_arg(values), step.output)
+                for step, values in zip(self.template, self.values)))
+        return self._made
+
+    def __repr__(self) -> str:
+        return f"Schedule({len(self.template)} steps, {len(self.slots)} slots)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from numgrad import tracing
-from numgrad.primitives import index_grid
+from numgrad.primitives import index_grid, key_array
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
@@ -129,7 +129,7 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
         classes = Tensor(np.arange(n_classes).reshape(shape), device=logits.device)
         hit = target.reshape(expected[:axis] + (1,) + expected[axis:]) == classes
         return where(hit, logits, 0).sum(axis)
-    labels = target.numpy()
+    labels = key_array(target)  # (the gather keeps it: no copy of its own)
     # (one pass: read unsigned, a negative label is larger than any class index)
     if labels.size and labels.view(labels.dtype.str.replace("i", "u")).max() >= n_classes:
         raise ValueError(
