@@ -29,7 +29,7 @@ import numpy as np
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import Unhashable, holds_array, signature
+from numgrad.engine.reuse import Unhashable, hashable, holds_array, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -86,9 +86,14 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
                 if arg is None:
                     arg = out.sig = signature(out.op, out.arg, out.shape, out.dtype,
                                               out.device, len(bufs))
-            else:  # (an output folded or computed at once)
-                arg = signature(node.op, node.arg, (), out.dtype, out.device, len(bufs))
-            if arg < 0:
+            elif node.arg is None:  # (an output folded or computed at once: W2's scalars)
+                arg = None
+            else:  # (its argument itself, in a tuple: never a signature's number)
+                try:
+                    arg = (hashable(node.arg),)
+                except Unhashable:
+                    return None, None
+            if type(arg) is int and arg < 0:
                 return None, None
             nodes.append((node.op.vjp, arg, *map(where, node.next)))
         elif type(node) is AccumulateGrad:
