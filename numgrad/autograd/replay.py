@@ -29,7 +29,7 @@ import numpy as np
 from numgrad import engine, lazy
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import Unhashable, hashable, holds_array, signature
+from numgrad.engine.reuse import Unhashable, holds_array, signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -81,20 +81,16 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
             bufs, out = node.saved
             starts += bufs
             starts.append(out)
-            if out.op is node.op:  # its argument, by its output's signature (which the
-                arg = out.sig      # engine's walk then finds made)
+            arg = node.arg
+            if arg is not None:  # by its output's signature: what the engine's walk reads
+                arg = out.sig if out.op is node.op else None  # (else: folded, computed)
                 if arg is None:
-                    arg = out.sig = signature(out.op, out.arg, out.shape, out.dtype,
-                                              out.device, len(bufs))
-            elif node.arg is None:  # (an output folded or computed at once: W2's scalars)
-                arg = None
-            else:  # (its argument itself, in a tuple: never a signature's number)
-                try:
-                    arg = (hashable(node.arg),)
-                except Unhashable:
+                    arg = signature(node.op, node.arg, out.shape, out.dtype, out.device,
+                                    len(bufs))
+                    if out.op is node.op:
+                        out.sig = arg
+                if arg < 0:
                     return None, None
-            if type(arg) is int and arg < 0:
-                return None, None
             nodes.append((node.op.vjp, arg, *map(where, node.next)))
         elif type(node) is AccumulateGrad:
             nodes.append(None)
