@@ -4,8 +4,10 @@ dtypes and devices; new values) runs the VJP rules once. Their lazy graph is kep
 recipe and made again from the new graph's saved values at later steps.
 
 A pass is keyed by its needed nodes in the engine's order: each node's rule, argument
-and edges, and the buffers it starts from (the seeds, and each node's saved inputs and
-output), by shape, dtype, device and which of them are one buffer. The recipe is the
+(as its output's signature, `numgrad.engine.reuse.signature`, which the engine's walk
+of the same graph then finds made) and edges, and the buffers it starts from (the
+seeds, and each node's saved inputs and output), by shape, dtype, device and which of
+them are one buffer. The recipe is the
 rules' `numgrad.lazy.make` calls, noted as the pass records them (`lazy.MADE`): made
 again on new buffers, work on constants folds again, from their new values. So a pass
 that computes some of its graph on the way (realized for its depth, or its pending

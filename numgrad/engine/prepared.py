@@ -291,9 +291,12 @@ def _unused(array, readers: list[int], bases: list) -> bool:
     """Whether nothing but the plan refers to `array`, the small buffer it kept (in
     `kept`) and of which it made the views `readers` (each: the array in `bases`, and
     in the argument list itself or through its view)."""
-    ours = sum(2 for h in readers if bases[h] is array)
-    # (+ `kept`, the caller's variable, this function's argument, getrefcount's own)
-    return sys.getrefcount(array) == ours + 4
+    # (`kept`, the caller's variable, this function's argument, getrefcount's own)
+    ours = 4
+    for h in readers:  # (a loop: a generator costs more than the test)
+        if bases[h] is array:
+            ours += 2
+    return sys.getrefcount(array) == ours
 
 
 def _layout(array) -> tuple:
