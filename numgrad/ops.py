@@ -59,6 +59,17 @@ class Primitive:
         return 8 if "math." in self.expr or "**" in self.expr else 1
 
 
+def cbrt_from(estimate: str) -> str:
+    """The cube root's scalar expression, from an `estimate` of it (an expression of
+    ``x`` that a target computes once: the same pure call three times): one Newton step,
+    ``r - (r - x / r**2) / 3`` (no overflow, and no subnormal product, on the way), lands
+    within an ulp of NumPy's cbrt, exactly on perfect cubes; +-0, +-inf and nan are
+    ``x``. (Numba compiles no cube root: neither ``math.cbrt`` nor ``np.cbrt`` to
+    NumPy's result.)"""
+    r = estimate
+    return f"({r} - ({r} - x / ({r} * {r})) / 3.0 if x - x == 0 and x != 0 else x)"
+
+
 def _zero(g, out, x, arg):
     return (g.zeros_like(),)
 
@@ -215,6 +226,8 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("ceil", UNARY, "np.ceil(x)", _zero, np.ceil),
     P("rint", UNARY, "np.rint(x)", _zero, np.round),  # ng.round: integers pass through
     P("trunc", UNARY, "np.trunc(x)", _zero, np.trunc),
+    P("cbrt", UNARY, cbrt_from("math.copysign(abs(x) ** (1.0 / 3.0), x)"),
+      lambda g, out, x, _: (g / (out * out * 3),), np.cbrt, floating=True),
     # (copysign reads the sign bit: signbit(-0.0) and signbit(-nan) are True)
     P("signbit", UNARY, "math.copysign(1.0, x) < 0", ref=np.signbit, result=BOOL),
     P("logical_not", UNARY, "not x", ref=np.logical_not, result=BOOL),

@@ -50,6 +50,7 @@ class ElementwiseMethods(TensorBase):
     def floor(self) -> TensorBase: return _elementwise("floor", self)
     def ceil(self) -> TensorBase: return _elementwise("ceil", self)
     def trunc(self) -> TensorBase: return _elementwise("trunc", self)
+    def cbrt(self) -> TensorBase: return _elementwise("cbrt", self)
     def signbit(self) -> TensorBase: return _elementwise("signbit", self)
     def logical_not(self) -> TensorBase: return _elementwise("logical_not", self)
     def isnan(self) -> TensorBase: return _elementwise("isnan", self)

@@ -239,7 +239,7 @@ UNARY = {
     "relu": (ng.relu, lambda a: np.maximum(a, 0.0)),
     "abs": (ng.abs, np.abs), "sign": (ng.sign, np.sign), "negative": (ng.negative, np.negative),
     "floor": (ng.floor, np.floor), "ceil": (ng.ceil, np.ceil), "round": (ng.round, np.round),
-    "trunc": (ng.trunc, np.trunc), "signbit": (ng.signbit, np.signbit),
+    "trunc": (ng.trunc, np.trunc), "signbit": (ng.signbit, np.signbit), "cbrt": (ng.cbrt, np.cbrt),
     "round_1": (lambda t: ng.round(t, 1), lambda a: np.round(a, 1)),
     "square": (ng.square, np.square), "sqrt": (ng.sqrt, np.sqrt), "exp": (ng.exp, np.exp),
     "expm1": (ng.expm1, np.expm1), "log": (ng.log, np.log), "log1p": (ng.log1p, np.log1p),

@@ -1,6 +1,6 @@
 """NumPy's statistics and gathers that a ported experiment meets: quantile, percentile,
 median, average, ptp, count_nonzero, cov, corrcoef, take_along_axis, meshgrid, and the
-elementwise trunc (fix), signbit and copysign.
+elementwise trunc (fix), signbit, copysign and cbrt.
 
 Values against NumPy (float64, rtol 1e-12; shapes and dtypes equal), gradients against
 central finite differences (`ng.gradcheck`'s tolerances) and, where HIPS autograd
@@ -228,3 +228,39 @@ def test_trunc_signbit_copysign_on_special_values():
     i = np.array([-3, 0, 4])
     assert ng.trunc(ng.tensor(i)).dtype == np.trunc(i).dtype
     np.testing.assert_array_equal(ng.signbit(ng.tensor(i)).numpy(), np.signbit(i))
+
+
+@pytest.mark.skipif(os.environ.get("NUMGRAD_TEST_DEVICE") == "cuda" and
+                    os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                    reason="the CUDA simulator's math raises on NaN and inf")
+def test_cbrt_is_within_an_ulp_of_numpys_and_exact_on_cubes():
+    # Numba has no cube root of NumPy's accuracy: an estimate and a Newton step (ops.py
+    # `cbrt_from`). Within one ulp of np.cbrt from subnormals to the largest float
+    # (float32: within two), exactly the root of a perfect cube, and +-0, +-inf and nan
+    # as they are.
+    x = np.concatenate([rng.standard_normal(4000) * 10.0 ** rng.integers(-300, 300, 4000),
+                        [5e-324, -1e-310, 2.2250738585072014e-308, 1.7976931348623157e308]])
+    got, want = ng.cbrt(ng.tensor(x)).numpy(), np.cbrt(x)
+    assert (np.abs(got - want) <= np.spacing(np.abs(want))).all()
+    cubes = np.arange(-1000, 1001, dtype=np.float64) ** 3
+    np.testing.assert_array_equal(ng.cbrt(ng.tensor(cubes)).numpy(), np.arange(-1000, 1001))
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+    got = ng.cbrt(ng.tensor(special)).numpy()
+    np.testing.assert_array_equal(got, special)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(special))
+    x32 = (rng.standard_normal(1000) * 100).astype(np.float32)
+    got32, want32 = ng.cbrt(ng.tensor(x32)).numpy(), np.cbrt(x32)
+    assert got32.dtype == np.float32
+    assert (np.abs(got32 - want32) <= 2 * np.spacing(np.abs(want32))).all()
+    assert ng.cbrt(ng.tensor(np.array([8, -27]))).dtype == np.cbrt(np.array([8, -27])).dtype
+
+
+def test_cbrt_gradient_against_autograd_and_differences():
+    # (HIPS autograd's cbrt has no VJP: its oracle is sign(a) * |a| ** (1/3))
+    x = rng.uniform(0.3, 2.0, 6) * rng.choice([-1.0, 1.0], 6)
+    t = ng.tensor(x, requires_grad=True)
+    (ng.cbrt(t) * ng.tensor(np.arange(6.0))).sum().backward()
+    want = autograd.grad(
+        lambda a: (anp.sign(a) * anp.abs(a) ** (1 / 3) * np.arange(6.0)).sum())(x)
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12)
+    assert ng.gradcheck(lambda a: ng.cbrt(a).sin(), (ng.tensor(x, requires_grad=True),))
