@@ -1,6 +1,6 @@
 """NumPy's functions whose result's shape or positions depend on the values: ``nonzero``,
 ``argwhere``, ``flatnonzero``, ``unique``, ``searchsorted``, ``digitize``, ``lexsort``,
-``bincount``, ``histogram`` and ``interp``.
+``bincount``, ``histogram`` (and ``histogram2d``, ``histogramdd``) and ``interp``.
 
 Each reads the values it needs (computed first, as ``t.numpy()`` computes them; so
 ``ng.jit`` refuses them while it traces), finds the positions with NumPy, and gathers
@@ -11,6 +11,8 @@ Positions and counts are int64 tensors, without gradients.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -24,8 +26,8 @@ from numgrad.shaping import take
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
-__all__ = ["argwhere", "bincount", "digitize", "flatnonzero", "histogram", "interp",
-           "lexsort", "nonzero", "searchsorted", "unique"]
+__all__ = ["argwhere", "bincount", "digitize", "flatnonzero", "histogram", "histogram2d",
+           "histogramdd", "interp", "lexsort", "nonzero", "searchsorted", "unique"]
 
 
 def _device(*arrays):
@@ -171,6 +173,71 @@ def histogram(a, bins=10, range=None, density: bool | None = None,  # noqa: A002
         hist = _as(hist, dtypes.float64)
         hist = hist / hist.sum() / tensor(np.diff(edges), device=a.device)
     return hist, tensor(edges, device=a.device)
+
+
+def histogramdd(sample, bins=10, range=None, density: bool | None = None,  # noqa: A002
+                weights=None) -> tuple[Tensor, list[Tensor]]:
+    """The histogram of `sample`'s points in D dimensions (NumPy's ``histogramdd``): the
+    count (float64, as NumPy's) or the weights' sum in each bin, and each dimension's
+    edges (float64).
+
+    `sample` is an ``(N, D)`` tensor or array of points, or a sequence of D coordinate
+    arrays. `bins` (a number, or one per dimension: numbers or edges) and `range` are
+    NumPy's; each bin holds its left edge, the last of a dimension also its right. With
+    `density`, the result is divided by its sum and by the bins' volumes. With `weights`
+    (one per point), the result differentiates in them.
+    """
+    coords = isinstance(sample, (list, tuple))
+    device = _device(*sample) if coords else _device(sample)
+    values = np.stack([_values(c) for c in sample], axis=-1) if coords else _values(sample)
+    values = values if values.ndim == 2 else np.atleast_2d(values).T  # (as NumPy reads it)
+    counts, edges = np.histogramdd(values, bins, range)  # (NumPy's edges and checks)
+    if weights is None:
+        hist = tensor(counts, device=device)
+    else:
+        w = as_tensor(weights, device)
+        if w.shape != values.shape[:1]:
+            raise ValueError(f"weights of shape {w.shape} do not match the sample's "
+                             f"{len(values)} points")
+        hist = _binned(_as(w, dtypes.float64), values, edges)
+    if density:  # (NumPy's order: the total, then per unit of each dimension)
+        total = hist.sum()
+        for i, e in enumerate(edges):
+            shape = [1] * len(edges)
+            shape[i] = -1
+            hist = hist / tensor(np.diff(e).reshape(shape), device=device)
+        hist = hist / total
+    return hist, [tensor(e, device=device) for e in edges]
+
+
+def _binned(w: Tensor, values: np.ndarray, edges: list) -> Tensor:
+    """The sum of the weights `w` of the points `values` (``(N, D)``) in each bin of
+    `edges`, found as NumPy's ``histogramdd`` finds them."""
+    inner = tuple(len(e) - 1 for e in edges)
+    index = np.empty((len(edges), len(values)), np.int64)
+    for i, e in enumerate(edges):
+        index[i] = np.searchsorted(e, values[:, i], "right") - 1
+        index[i][values[:, i] == e[-1]] -= 1  # the right edge is the last bin's
+    inside = ((index >= 0) & (index < np.array(inner)[:, None])).all(axis=0)
+    flat = np.ravel_multi_index(tuple(index[:, inside]), inner)
+    return w[np.flatnonzero(inside)]._index_add((flat,), (math.prod(inner),)).reshape(inner)
+
+
+def histogram2d(x, y, bins=10, range=None, density: bool | None = None,  # noqa: A002
+                weights=None) -> tuple[Tensor, Tensor, Tensor]:
+    """The histogram of the points ``(x, y)`` (NumPy's ``histogram2d``): the count or the
+    weights' sum in each bin, and the edges along x and along y (`histogramdd`'s).
+
+    `bins` is a number or edges for both coordinates, or a pair of them.
+    """
+    try:
+        n = len(bins)
+    except TypeError:  # a number
+        n = 1
+    if n not in (1, 2):  # (NumPy's reading: edges for both)
+        bins = [bins, bins]
+    hist, (xedges, yedges) = histogramdd([x, y], bins, range, density, weights)
+    return hist, xedges, yedges
 
 
 def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:

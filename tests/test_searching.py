@@ -1,5 +1,5 @@
 """NumPy's functions whose result's shape depends on the values: nonzero, argwhere,
-flatnonzero, unique, searchsorted, bincount, histogram, interp.
+flatnonzero, unique, searchsorted, bincount, histogram (2d, dd), interp.
 
 Values, shapes and dtypes against NumPy (float64 values to rtol 1e-12, positions
 exactly); gradients against central finite differences (`ng.gradcheck`'s tolerances) and
@@ -116,6 +116,64 @@ def test_histogram_weights_differentiate():
     w = ng.tensor(rng.uniform(0.5, 1.0, 12), requires_grad=True)
     assert ng.gradcheck(lambda t: (ng.histogram(ng.tensor(v), 4, weights=t, density=True)[0]
                                    ** 2).sum(), (w,))
+
+
+EDGES = [np.array([-2.0, -0.5, 0.0, 0.1, 3.0]), np.array([-1.0, 0.0, 2.0])]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"bins": 4}, {"bins": [3, 5]}, {"bins": EDGES},
+                                    {"bins": EDGES[0]}, {"bins": [EDGES[0], 3]},
+                                    {"range": [[-1.0, 1.0], [0.0, 2.0]]}, {"density": True},
+                                    {"weights": True},
+                                    {"weights": True, "density": True, "bins": [2, 3]}],
+                         ids=str)
+def test_histogram2d_matches_numpy(kwargs):
+    # (points on the edges too: the last bin holds its right edge, as in NumPy)
+    x = np.concatenate([rng.standard_normal(150), [3.0, -2.0, 0.1, np.nan]])
+    y = np.concatenate([rng.standard_normal(150), [2.0, -1.0, 0.0, 0.5]])
+    b = kwargs.get("bins")
+    if "range" not in kwargs and not (isinstance(b, np.ndarray) or
+                                      isinstance(b, list) and isinstance(b[0], np.ndarray)):
+        x[-1] = 0.5  # (NumPy finds no range of data with a NaN: x's edges are given)
+    weights = rng.uniform(0, 1, len(x))
+    ours = {k: ng.tensor(weights) if k == "weights" else v for k, v in kwargs.items()}
+    theirs = {k: weights if k == "weights" else v for k, v in kwargs.items()}
+    hist, xedges, yedges = ng.histogram2d(ng.tensor(x), ng.tensor(y), **ours)
+    want, want_x, want_y = np.histogram2d(x, y, **theirs)
+    assert hist.dtype == want.dtype and hist.shape == want.shape
+    np.testing.assert_allclose(hist.numpy(), want, rtol=1e-12)
+    np.testing.assert_array_equal(xedges.numpy(), want_x)
+    np.testing.assert_array_equal(yedges.numpy(), want_y)
+
+
+def test_histogramdd_matches_numpy_and_its_weights_differentiate():
+    points = rng.standard_normal((40, 3))
+    weights = rng.uniform(0.5, 1.0, 40)
+    for sample in (ng.tensor(points), [ng.tensor(c) for c in points.T]):
+        hist, edges = ng.histogramdd(sample, (2, 3, 4), weights=ng.tensor(weights),
+                                     density=True)
+        want, want_edges = np.histogramdd(points, (2, 3, 4), weights=weights, density=True)
+        np.testing.assert_allclose(hist.numpy(), want, rtol=1e-12)
+        for got, expected in zip(edges, want_edges):
+            np.testing.assert_array_equal(got.numpy(), expected)
+    # d(sum(H * c)) / d(w_i) is c at point i's bin: written out, and by differences
+    w = ng.tensor(weights, requires_grad=True)
+    c = rng.standard_normal((2, 3, 4))
+    (ng.histogramdd(ng.tensor(points), (2, 3, 4), weights=w)[0] * ng.tensor(c)).sum().backward()
+    bins = [np.clip(np.searchsorted(e, points[:, i], "right") - 1, 0, len(e) - 2)
+            for i, e in enumerate(want_edges)]
+    np.testing.assert_allclose(w.grad.numpy(), c[tuple(bins)], rtol=1e-12)
+    assert ng.gradcheck(lambda t: (ng.histogramdd(ng.tensor(points), 2, weights=t,
+                                                  density=True)[0] ** 2).sum(),
+                        (ng.tensor(weights, requires_grad=True),))
+    hist, _ = ng.histogramdd(ng.tensor(points[:, 0]), 5)  # one dimension, as NumPy reads it
+    np.testing.assert_array_equal(hist.numpy(), np.histogramdd(points[:, 0], 5)[0])
+    with pytest.raises(ValueError, match="weights"):
+        ng.histogramdd(ng.tensor(points), weights=ng.tensor(weights[:3]))
+    with pytest.raises(ValueError):  # NumPy's: bins for 2 dimensions of 3
+        ng.histogramdd(ng.tensor(points), (2, 3))
+    assert isinstance(np.histogram2d(ng.tensor(points[:, 0]), ng.tensor(points[:, 1]))[0],
+                      ng.Tensor)  # dispatched
 
 
 def test_interp_matches_numpy_inside_outside_and_at_the_points():
