@@ -252,8 +252,7 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
         _compute_saved(starts if starts is not None else _saved(order))
     if recipe:
         wrap = type(seeds[0])._wrap
-        for i, buf in replay.gradients(recipe, starts, order, lambda i: type(order[i]) is
-                                       AccumulateGrad or order[i] in targets):
+        for i, buf in replay.gradients(recipe, starts, order, targets):
             deliver(order[i], wrap(buf))
         return
     if recipe is False:  # a new structure: run the rules, and record what they make

@@ -64,6 +64,8 @@ class Recipe:
     scalar: ScalarPass | None = None
     #: per `cut`: the number of rows made before it, and the refs it computed
     cuts: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    #: the entries of `delivered` that go to leaves (AccumulateGrad nodes)
+    leaves: tuple[tuple[int, int], ...] = ()
 
 
 def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
@@ -162,11 +164,13 @@ def _compute(bufs: list[LazyBuffer]) -> None:
 
 
 def gradients(recipe: Recipe, starts: list[LazyBuffer], order: list[Node],
-              keeps) -> list[tuple[int, LazyBuffer]]:
-    """(node position, gradient) per gradient `recipe` hands to a node whose position
-    `keeps`, made from `starts` and the nodes `order`: by the pass's Python code where
-    it has one and it runs, or else `rebuild`."""
-    wanted = [(i, ref) for i, ref in recipe.delivered if keeps(i)]
+              targets) -> list[tuple[int, LazyBuffer]]:
+    """(node position, gradient) per gradient `recipe` hands to a leaf or to one of the
+    nodes `targets`, made from `starts` and the nodes `order`: by the pass's Python code
+    where it has one and it runs, or else `rebuild`."""
+    wanted = recipe.leaves if not targets else [
+        (i, ref) for i, ref in recipe.delivered
+        if type(order[i]) is AccumulateGrad or order[i] in targets]
     bufs = recipe.scalar.run(starts, [ref for _, ref in wanted]) \
         if recipe.scalar is not None else None
     if bufs is not None:
@@ -259,7 +263,8 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
     handed = tuple((i, refer(buf)) for i, buf in delivered)
     ops = tuple({id(m[0]): m[0] for m in recipe if m[0] is not None}.values())
     scalar = ScalarPass.of(recipe, starts, {r for _, r in handed}, made_as)
-    return Recipe(tuple(recipe), handed, ops, scalar, tuple(kept_cuts.items()))
+    leaves = tuple((i, ref) for i, ref in handed if type(order[i]) is AccumulateGrad)
+    return Recipe(tuple(recipe), handed, ops, scalar, tuple(kept_cuts.items()), leaves)
 
 
 @dataclass(frozen=True, slots=True)
