@@ -158,6 +158,22 @@ class W1b(_Chain):
     fused = staticmethod(w1b_fused)
 
 
+class CubeRoot:
+    """``cbrt`` at N = 1e6, which Numba has no function for: the kernel's estimate (by the
+    vector exp and log) and Newton step, against NumPy's cbrt."""
+
+    def setup(self):
+        self.a = np.random.default_rng(0).standard_normal(10**6)
+        self.t = ng.tensor(self.a)
+        ng.cbrt(self.t).realize()  # (compiled, or loaded)
+
+    def time_numgrad(self):
+        ng.cbrt(self.t).realize()
+
+    def time_numpy(self):
+        np.cbrt(self.a)
+
+
 class PeakMemory:
     """Process peak memory at N = 1e7 (the input is 80 MB)."""
 
