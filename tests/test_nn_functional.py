@@ -140,6 +140,30 @@ def test_cross_entropy_checks_its_arguments():
         F.cross_entropy(x, LABELS)
 
 
+def test_one_tensor_of_labels_is_checked_once_and_bad_labels_at_every_call(monkeypatch):
+    # A loop over one batch of labels reads their range once (a tensor's labels index by
+    # one key array while the tensor lives, and it never changes); labels out of range
+    # raise at every call, negative ones included.
+    reads = []
+
+    class Counting(dict):
+        def get(self, *args):
+            reads.append(args[0])
+            return super().get(*args)
+
+    monkeypatch.setattr(F, "_UNSIGNED", Counting(F._UNSIGNED))
+    x, labels = ng.tensor(LOGITS), ng.tensor(LABELS)
+    for _ in range(3):
+        assert_allclose(F.cross_entropy(x, labels).item(),
+                        np.mean(np_cross_entropy(LOGITS, LABELS)), rtol=RTOL)
+    assert len(reads) == 1
+    for bad in ([0, 1, 3, 0], [0, -1, 2, 0]):
+        labels = ng.tensor(bad)
+        for _ in range(2):
+            with pytest.raises(ValueError, match=r"\[0, 3\)"):
+                F.cross_entropy(x, labels)
+
+
 # ---- mse_loss -------------------------------------------------------------------
 
 @pytest.mark.parametrize("reduction, reduce", [

@@ -8,6 +8,8 @@ overflow.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from numgrad import tracing
@@ -130,14 +132,32 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
         hit = target.reshape(expected[:axis] + (1,) + expected[axis:]) == classes
         return where(hit, logits, 0).sum(axis)
     labels = key_array(target)  # (the gather keeps it: no copy of its own)
-    # (one pass: read unsigned, a negative label is larger than any class index)
-    if labels.size and labels.view(labels.dtype.str.replace("i", "u")).max() >= n_classes:
+    if _largest(labels) >= n_classes:
         raise ValueError(
             f"class-index targets must lie in [0, {n_classes}), got values from "
             f"{labels.min()} to {labels.max()}")
     # A gather that kernels do in place: forward and backward are a few kernels.
     grid = index_grid(expected)  # (the same arrays at every step: only labels change)
     return logits[(*grid[:axis], labels, *grid[axis:]) if grid else (labels,)]
+
+
+def _largest(labels: np.ndarray) -> int:
+    """The largest of `labels` (a key array: never changed) read unsigned, so that a
+    negative label is larger than any class index: one pass, and none again for the
+    same array (a loop over one batch of labels)."""
+    number = id(labels)
+    known = _LARGEST.get(number)
+    if known is not None and known[0]() is labels:
+        return known[1]
+    unsigned = labels.view(_UNSIGNED.get(labels.dtype, labels.dtype))
+    largest = int(unsigned.max()) if labels.size else -1
+    _LARGEST[number] = weakref.ref(labels, lambda _: _LARGEST.pop(number, None)), largest
+    return largest
+
+
+#: per key array of labels checked (by id, while it lives): its largest value
+_LARGEST: dict[int, tuple[weakref.ref, int]] = {}
+_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
