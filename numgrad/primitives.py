@@ -199,8 +199,7 @@ def _load_data(operands) -> list:
 
 
 def _reduce(name: str, x: TensorBase, axis, keepdims: bool):
-    axes, shape, kept = _reduction(x.shape, axis) if axis is None or type(axis) is int \
-        else _reduction.__wrapped__(x.shape, axis)
+    axes, shape, kept = reduction_shapes(x.shape, axis)
     if name in ("max", "min") and any(x.shape[a] == 0 for a in axes):
         raise ValueError(
             f"{name} of an empty axis of a tensor of shape {x.shape} has no identity")
@@ -208,11 +207,17 @@ def _reduce(name: str, x: TensorBase, axis, keepdims: bool):
     return _reshape(out, kept) if keepdims else out
 
 
-@functools.lru_cache(maxsize=1024)
-def _reduction(shape: tuple[int, ...], axis) -> tuple[tuple[int, ...], tuple, tuple]:
+def reduction_shapes(shape: tuple[int, ...], axis) -> tuple[tuple[int, ...], tuple, tuple]:
     """The axes a reduction over `axis` of `shape` reduces, and its result's shape
     without and with them kept. (Cached for one int axis or None, the common ones: a
     loop's reductions are the same at every step.)"""
+    if axis is None or type(axis) is int:  # (not a bool: normalize_axis refuses those)
+        return _reduction_shapes(shape, axis)
+    return _reduction_shapes.__wrapped__(shape, axis)
+
+
+@functools.lru_cache(maxsize=1024)
+def _reduction_shapes(shape: tuple[int, ...], axis) -> tuple[tuple[int, ...], tuple, tuple]:
     axes = normalize_axes(axis, len(shape))
     return axes, reduced_shape(shape, axes, False), reduced_shape(shape, axes, True)
 

@@ -37,8 +37,9 @@ from numgrad.primitives import (
     _reshape,
     _shape_arg,
     index_shape,
+    reduction_shapes,
 )
-from numgrad.shapes import normalize_axes, normalize_axis, reduced_shape
+from numgrad.shapes import normalize_axes, normalize_axis
 from numgrad.shaping import ShapingMethods
 from numgrad.tensor_math import ElementwiseMethods, where
 
@@ -262,7 +263,7 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         top = x.max(axis).detach()
         top = top.where(top.isfinite(), 0)  # an infinite max shifts by 0
         # (with no history, the kept axes are a reshape of `top` itself)
-        shift = top.reshape(reduced_shape(x.shape, normalize_axes(axis, x.ndim), True))
+        shift = top.reshape(reduction_shapes(x.shape, axis)[2])
         out = (x - shift).exp().sum(axis, keepdims).log()
         return out + (shift if keepdims else top)
 

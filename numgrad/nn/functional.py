@@ -132,7 +132,7 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
         hit = target.reshape(expected[:axis] + (1,) + expected[axis:]) == classes
         return where(hit, logits, 0).sum(axis)
     labels = key_array(target)  # (the gather keeps it: no copy of its own)
-    if _largest(labels) >= n_classes:
+    if _largest(target, labels) >= n_classes:
         raise ValueError(
             f"class-index targets must lie in [0, {n_classes}), got values from "
             f"{labels.min()} to {labels.max()}")
@@ -141,22 +141,19 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
     return logits[(*grid[:axis], labels, *grid[axis:]) if grid else (labels,)]
 
 
-def _largest(labels: np.ndarray) -> int:
-    """The largest of `labels` (a key array: never changed) read unsigned, so that a
-    negative label is larger than any class index: one pass, and none again for the
-    same array (a loop over one batch of labels)."""
-    number = id(labels)
-    known = _LARGEST.get(number)
-    if known is not None and known[0]() is labels:
-        return known[1]
-    unsigned = labels.view(_UNSIGNED.get(labels.dtype, labels.dtype))
-    largest = int(unsigned.max()) if labels.size else -1
-    _LARGEST[number] = weakref.ref(labels, lambda _: _LARGEST.pop(number, None)), largest
+def _largest(target: Tensor, labels: np.ndarray) -> int:
+    """The largest of `labels` (`target`'s value) read unsigned, so that a negative label
+    is larger than any class index: one pass, and none again while `target`'s value
+    lives (a loop over one batch of labels; a tensor's value never changes)."""
+    largest = _LARGEST.get(target._buf)
+    if largest is None:
+        unsigned = labels.view(_UNSIGNED.get(labels.dtype, labels.dtype))
+        largest = _LARGEST[target._buf] = int(unsigned.max()) if labels.size else -1
     return largest
 
 
-#: per key array of labels checked (by id, while it lives): its largest value
-_LARGEST: dict[int, tuple[weakref.ref, int]] = {}
+#: per tensor value of labels checked, while it lives: its largest, read unsigned
+_LARGEST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
