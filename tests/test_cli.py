@@ -226,6 +226,10 @@ def test_peers_run_in_processes_of_their_own_without_numgrads_openmp_policy(monk
         assert peer.count == 1
         ours, theirs = time_interleaved([lambda: sum(range(100)), (peer, 0)], budget=0.01)
         assert 0 < ours < 1e-3 and 0 < theirs < 1e-3  # seconds per call
+        # (CPU time: this thread's here, the peer's calling thread's there)
+        ours, theirs = time_interleaved([lambda: sum(range(100)), (peer, 0)], budget=0.01,
+                                        clock="cpu")
+        assert 0 < ours < 1e-3 and 0 < theirs < 1e-3
     finally:
         peer.close()
 

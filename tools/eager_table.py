@@ -7,9 +7,11 @@
 
 ``--numgrad-only`` prints numgrad's times alone, for old and new code run in turns
 (``python tools/eager_table.py --numgrad-only --numgrad-from <an old checkout>``
-imports that checkout's numgrad). With ``--cpu-time`` those times are this thread's CPU
-time (`cpu_seconds`), which leaves out what a shared host's other guests take: on a
-noisy host wall-clock medians moved by 20-40% where CPU time moved a few percent.
+imports that checkout's numgrad). With ``--cpu-time`` every time is the CPU time of the
+thread that calls (`benchmarks.peers.CLOCKS`), PyTorch's too: on a noisy host
+wall-clock medians moved by 20-40% where CPU time moved a few percent. (These steps'
+work runs in the calling thread, in both libraries: 64-row operations are below the
+sizes either one splits among threads.)
 
 W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
 derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
@@ -22,9 +24,7 @@ depends on it.
 from __future__ import annotations
 
 import importlib.util
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
@@ -57,39 +57,23 @@ def torch_steps() -> list:
     return list(eager_steps(torch, torch.nn.functional, np.random.default_rng(0)))
 
 
-def cpu_seconds(step, rounds: int = 20, calls: int = 40) -> float:
-    """CPU seconds (this thread's) per call of `step`: the least over `rounds` of the
-    median of `calls` calls timed one by one, after 30 warm calls."""
-    for _ in range(30):
-        step()
-    medians = []
-    for _ in range(rounds):
-        spent = []
-        for _ in range(calls):
-            start = time.thread_time()
-            step()
-            spent.append(time.thread_time() - start)
-        medians.append(statistics.median(spent))
-    return min(medians)
-
-
 def main(numgrad_only: bool = False, cpu_time: bool = False) -> None:
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10",
              "MLP step, new labels"]
     per = [398, 1, 1, 1]
     ours = eager_steps(ng, ng.nn.functional, np.random.default_rng(0))
+    clock = "cpu" if cpu_time else "wall"
     if numgrad_only:
-        times = [cpu_seconds(step) if cpu_time else time_interleaved([step], budget=3.0)[0]
-                 for step in ours]
+        times = [time_interleaved([step], budget=3.0, clock=clock)[0] for step in ours]
         print(f"numgrad {Path(ng.__file__).parent}: " + ", ".join(
             f"{name} {t / n * 1e6:.1f}us" for name, t, n in zip(names, times, per)))
         return
     pytorch = PeerProcess("torch", "eager_table:torch_steps") \
         if importlib.util.find_spec("torch") is not None else None
-    print(f"{'eager, no jit':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
+    print(f"{'eager, no jit (' + clock + ')':26} {'numgrad':>10} {'PyTorch':>10} {'ratio':>7}")
     for i, (name, n) in enumerate(zip(names, per)):
-        a, b = time_interleaved([ours[i], (pytorch, i)], budget=3.0) if pytorch else \
-            (*time_interleaved([ours[i]], budget=3.0), float("nan"))
+        a, b = time_interleaved([ours[i], (pytorch, i)], budget=3.0, clock=clock) \
+            if pytorch else (*time_interleaved([ours[i]], budget=3.0, clock=clock), float("nan"))
         print(f"{name:26} {a / n * 1e6:8.1f}us {b / n * 1e6:8.1f}us {a / b:7.2f}")
     if pytorch:
         pytorch.close()

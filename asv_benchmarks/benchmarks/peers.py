@@ -32,6 +32,12 @@ HERE = Path(__file__).resolve().parent
 SETTLE = 0.15
 #: Seconds of calls timed together: a warm batch, as code that calls in a loop runs.
 BATCH = 0.05
+#: The clocks a batch can be timed by: elapsed time, or the CPU time of the thread that
+#: calls (which leaves out what a shared host's other guests take from it: on a noisy
+#: host, wall-clock medians moved by 20-40% where CPU time moved a few percent; it
+#: leaves out a library's other threads too, so it suits work that runs in the
+#: calling thread, such as small eager steps)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
 
 
 class PeerProcess:
@@ -51,10 +57,10 @@ class PeerProcess:
         self._release = weakref.finalize(self, _release, self._child)
         self.count = self._answer()
 
-    def time(self, index: int, batch: float) -> float:
-        """Seconds per call of callable `index`, timed over a batch of calls lasting
-        about `batch` seconds (warm, as in a loop)."""
-        self._child.stdin.write(f"{index} {batch}\n")
+    def time(self, index: int, batch: float, clock: str = "wall") -> float:
+        """Seconds per call of callable `index`, timed by `clock` (`CLOCKS`) over a
+        batch of calls lasting about `batch` seconds (warm, as in a loop)."""
+        self._child.stdin.write(f"{index} {batch} {clock}\n")
         self._child.stdin.flush()
         return self._answer()
 
@@ -85,12 +91,12 @@ def _release(child: subprocess.Popen) -> None:
     child.wait(timeout=60)
 
 
-def time_interleaved(entries: list, budget: float) -> list[float]:
+def time_interleaved(entries: list, budget: float, clock: str = "wall") -> list[float]:
     """Median seconds per call of each entry, a callable (timed in this process) or a
-    ``(PeerProcess, index)`` pair, timed in rounds that take every entry in turn for a
-    warm batch of `BATCH` seconds, for about `budget` seconds (at least 3 rounds, at
-    most 200). Callables are called twice first (numgrad compiles then; a peer's
-    process did so when it started)."""
+    ``(PeerProcess, index)`` pair, timed by `clock` (`CLOCKS`) in rounds that take
+    every entry in turn for a warm batch of `BATCH` seconds, for about `budget` seconds
+    (at least 3 rounds, at most 200). Callables are called twice first (numgrad
+    compiles then; a peer's process did so when it started)."""
     for entry in entries:
         if not isinstance(entry, tuple):
             entry()
@@ -105,22 +111,25 @@ def time_interleaved(entries: list, budget: float) -> list[float]:
                 for process in processes:
                     process.hold(process is not peer)
                 time.sleep(SETTLE)
-                spent.append(peer.time(entry[1], BATCH) if peer else time_batch(entry, BATCH))
+                spent.append(peer.time(entry[1], BATCH, clock) if peer else
+                             time_batch(entry, BATCH, clock))
     finally:  # (a failing entry leaves no process stopped)
         for process in processes:
             process.hold(False)
     return [statistics.median(spent) for spent in samples]
 
 
-def time_batch(fn, batch: float) -> float:
-    """Seconds per call of `fn`, over as many calls as last about `batch` seconds."""
-    start = time.perf_counter()
+def time_batch(fn, batch: float, clock: str = "wall") -> float:
+    """Seconds per call of `fn` by `clock` (`CLOCKS`), over as many calls as last
+    about `batch` seconds."""
+    now = CLOCKS[clock]
+    start = now()
     fn()
-    calls = max(1, int(batch / max(time.perf_counter() - start, 1e-7)))
-    start = time.perf_counter()
+    calls = max(1, int(batch / max(now() - start, 1e-7)))
+    start = now()
     for _ in range(calls):
         fn()
-    return (time.perf_counter() - start) / calls
+    return (now() - start) / calls
 
 
 def _serve(module: str, setup: str, args: list) -> None:
@@ -136,8 +145,8 @@ def _serve(module: str, setup: str, args: list) -> None:
         return
     print(json.dumps(len(calls)), flush=True)
     for line in sys.stdin:
-        index, batch = line.split()
-        print(json.dumps(time_batch(calls[int(index)], float(batch))), flush=True)
+        index, batch, clock = line.split()
+        print(json.dumps(time_batch(calls[int(index)], float(batch), clock)), flush=True)
 
 
 if __name__ == "__main__":
