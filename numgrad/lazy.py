@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY, Primitive
+from numgrad.tape import TAPE
 
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
@@ -49,6 +50,8 @@ class LazyBuffer:
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _CONST, (), dtype.type(value), \
             tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, 1, None
+        if TAPE.on:
+            TAPE.made(buf)
         return buf
 
     @property
@@ -94,6 +97,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
+        if TAPE.on:
+            TAPE.made(buf)
     if MADE is not None:
         MADE.append((buf, op, srcs, arg))
     return buf

@@ -23,6 +23,7 @@ from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE, TERNARY
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
+from numgrad.tape import TAPE
 from numgrad.tensor_base import _VALUE_READ, TensorBase
 
 # ---- the one place operations are recorded -----------------------------------------
@@ -53,6 +54,8 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
     buf = lazy.make(op, bufs, arg, shape, dtype, device or source)
     node = OpNode(op, arg, inputs, bufs, buf) if history and op.vjp is not None \
         and dtype.kind == "f" and is_grad_enabled() else None
+    if node is not None and TAPE.on:
+        TAPE.node(node)
     out = type(inputs[0])._wrap(buf, node)
     if buf.depth > MAX_DEPTH:
         engine.realize(buf)

@@ -18,6 +18,7 @@ import pytest
 import numgrad as ng
 from numgrad import lazy
 from numgrad.autograd import replay
+from numgrad.autograd import step as step_plans
 from numgrad.autograd.graph import OpNode
 from numgrad.engine import reuse
 
@@ -29,8 +30,10 @@ rng = np.random.default_rng(11)
 
 @pytest.fixture
 def rules(monkeypatch):
-    """Count the VJP rules run, and start with no recipe."""
+    """Count the VJP rules run, and start with no recipe (and no step plan: a step
+    plan runs no pass at all, `numgrad.autograd.step`)."""
     replay.clear()
+    step_plans.clear()
     ran = []
     apply = OpNode.apply
     monkeypatch.setattr(OpNode, "apply", lambda node, g: ran.append(node.op.name) or
@@ -53,6 +56,7 @@ def test_a_pass_of_a_structure_seen_before_runs_no_rule_and_gives_the_same_gradi
         assert bool(rules) == (step == 0), step
         rules.clear()
     replay.clear()  # the rules again, on the last step's values
+    step_plans.clear()
     x = ng.tensor(a + 2, requires_grad=True)
     w = ng.tensor(b, requires_grad=True)
     _step(x, w).backward()

@@ -108,6 +108,16 @@ class EngineWork:
 
     track_bytes_allocated.unit = "bytes"
 
+    def track_steps_replayed(self, name):
+        """Backward passes of the warm step run as the plan of a step recorded as before
+        (`numgrad.autograd.step`): one per pass of a training step, none where its rules
+        run."""
+        for _ in range(2):  # (the second pass on the tape keeps the plan)
+            self.step()
+        return self._record().steps_replayed
+
+    track_steps_replayed.unit = "passes"
+
     def track_kernels_compiled_cold(self, name):
         """Distinct kernels the first call compiles in a new process, empty cache."""
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

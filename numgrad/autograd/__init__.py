@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from numgrad import engine
+from numgrad.autograd import step
 from numgrad.autograd.backward import run_backward
 from numgrad.autograd.function import Function, FunctionCtx
 from numgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from numgrad.tape import TAPE
 
 __all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled"]
@@ -38,13 +40,22 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     >>> x.grad.tolist()
     [2.0, 4.0]
     """
-    touched = []
-    run_backward(tensors, grad_tensors, inputs, accumulate=True, retain_graph=retain_graph,
-                 create_graph=create_graph, touched=touched)
-    # The outputs are computed with the gradients: often the same pass over the data.
-    outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
-    engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
-                   *(t._buf for t in outputs))
+    segment = step.take(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    if segment is not None and step.replay(segment):
+        return  # (the step recorded as before: its plan ran, `numgrad.autograd.step`)
+    touched, rebuilt = [], []
+    TAPE.on = False  # (the pass's own buffers are no step's)
+    try:
+        run_backward(tensors, grad_tensors, inputs, accumulate=True,
+                     retain_graph=retain_graph, create_graph=create_graph, touched=touched,
+                     rebuilt=rebuilt)
+        # The outputs are computed with the gradients: often the same pass over the data.
+        outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
+        ran = engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
+                             *(t._buf for t in outputs))
+    finally:
+        TAPE.clear()
+    step.remember(segment, ran, touched, rebuilt)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

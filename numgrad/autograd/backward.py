@@ -16,7 +16,7 @@ from numgrad.ops import CONST, MOVEMENT
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
 #: shared leaves (one model's parameters) add up, none overwriting another's sum.
-_grad_lock = threading.Lock()
+grad_lock = threading.Lock()
 
 #: A deep backward pass (a long loop's) is cut in repeating places, so that its
 #: realizations share a few kernel structures rather than each compiling its own:
@@ -110,14 +110,16 @@ def _pending(needed: list[Node]) -> dict[Node, int]:
 def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_graph,
                  create_graph: bool, allow_unused: bool = False,
                  materialize_grads: bool = False, is_grads_batched: bool = False,
-                 touched: list | None = None):
+                 touched: list | None = None, rebuilt: list | None = None):
     """Backpropagate from `outputs`; accumulate into ``.grad`` or return input gradients.
 
     With ``accumulate=True`` (``backward``) every leaf reached gets its gradient added
     to ``.grad`` (only `inputs`, when given); otherwise (``grad``) the gradients of
     `inputs` are returned as a tuple and no ``.grad`` changes. Tensors whose
-    ``.grad`` changed are appended to `touched`. With `is_grads_batched`, each
-    seed has a leading batch dimension and each row is backpropagated at once.
+    ``.grad`` changed are appended to `touched`, and the needed nodes to `rebuilt` if
+    the pass was a recipe made again (`numgrad.autograd.replay`). With
+    `is_grads_batched`, each seed has a leading batch dimension and each row is
+    backpropagated at once.
     """
     outputs = _as_tuple(outputs)
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
@@ -151,7 +153,9 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
             _compute_saved(_saved(order))
             _propagate(outputs, seeds, _pending(order), deliver)
         else:
-            _propagate_or_replay(outputs, seeds, order, targets, deliver)
+            if _propagate_or_replay(outputs, seeds, order, targets, deliver) and \
+                    rebuilt is not None:
+                rebuilt += order
     if not retain_graph:
         for node in order:
             node.release()
@@ -241,11 +245,11 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
                     ready.append(n)
 
 
-def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliver) -> None:
+def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliver) -> bool:
     """`_propagate`, or, for a pass of a structure seen before, its recipe made again
     from this graph's saved values (`numgrad.autograd.replay`), whose gradients go to
     the leaves and `targets` (the only nodes that keep one: a pass with retained
-    gradients or hooks is not rebuilt)."""
+    gradients or hooks is not rebuilt). Returns whether the recipe was made again."""
     key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = replay.recall(key) if key is not None else None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
@@ -254,12 +258,13 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
         wrap = type(seeds[0])._wrap
         for i, buf in replay.gradients(recipe, starts, order, targets):
             deliver(order[i], wrap(buf))
-        return
+        return True
     if recipe is False:  # a new structure: run the rules, and record what they make
         replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
                                                    delivered), key, starts, order)
     else:
         _propagate(outputs, seeds, _pending(order), deliver)
+    return False
 
 
 def _call_hooks(node: Node, grad):
@@ -286,7 +291,7 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
     if tensor is not None:
         if tracing.ACTIVE:
             tracing.touch(tensor)
-        with _grad_lock:
+        with grad_lock:
             tensor._grad = grad if tensor._grad is None else tensor._grad + grad
         if touched is not None:
             touched.append(tensor)

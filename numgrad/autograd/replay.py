@@ -29,9 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from numgrad import engine, lazy
+from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import Unhashable, holds_array, signature
+from numgrad.engine.reuse import signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -213,7 +214,7 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
     node's."""
     if None in made:  # a value was read: what the rules made may depend on it
         return None
-    arrays = _index_arrays(order)
+    arrays = index_arrays(order)
     ref: dict[LazyBuffer, int] = {}
     for i, buf in enumerate(starts):
         ref.setdefault(buf, i)
@@ -249,7 +250,7 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
             made_as[len(recipe)] = buf.op
             if holds_array(arg):
                 try:
-                    arg = _Taken(_taken(arg, arrays))
+                    arg = _Taken(taken(arg, arrays))
                 except Unhashable:  # an array of the rules' own: its values are structure
                     return None
             recipe.append((op, arg, buf.shape, buf.dtype, buf.device, refs, sig))
@@ -270,50 +271,54 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
 @dataclass(frozen=True, slots=True)
 class _Taken:
     """A rule's argument that holds nodes' index arrays: `parts` is the argument with
-    a `_From` in place of each array."""
+    a `From` in place of each array."""
 
     parts: object
 
     def fill(self, order: list[Node]):
         """The argument, with the arrays of the nodes `order`."""
-        return _fill(self.parts, order)
+        return filled(self.parts, order)
 
 
-class _From(tuple):
-    """Where an index array was: (node position, path into the node's argument)."""
+class From(tuple):
+    """Where an index array was: (position of its node or buffer, path into the
+    argument)."""
 
 
-def _index_arrays(order: list[Node]) -> dict[int, _From]:
-    """Where each index array in the nodes' arguments is (by id)."""
-    found: dict[int, _From] = {}
+def index_arrays(order: list) -> dict[int, From]:
+    """Where each index array in the arguments of `order` (nodes, or buffers) is, by
+    id."""
+    found: dict[int, From] = {}
 
     def visit(arg, where: tuple) -> None:
         if isinstance(arg, np.ndarray):
-            found.setdefault(id(arg), _From(where))
+            found.setdefault(id(arg), From(where))
         elif isinstance(arg, tuple):
             for i, a in enumerate(arg):
                 visit(a, where + (i,))
 
-    for position, node in enumerate(order):
-        if type(node) is OpNode and holds_array(node.arg):
-            visit(node.arg, (position,))
+    for position, owner in enumerate(order):
+        arg = getattr(owner, "arg", None)  # (an AccumulateGrad has none)
+        if arg is not None and holds_array(arg):
+            visit(arg, (position,))
     return found
 
 
-def _taken(arg, arrays: dict[int, _From]):
-    """`arg` with a `_From` in place of each array (`Unhashable` if one is no node's)."""
+def taken(arg, arrays: dict[int, From]):
+    """`arg` with a `From` in place of each array (`Unhashable` if one is no node's)."""
     if isinstance(arg, np.ndarray):
         if id(arg) not in arrays:
             raise Unhashable
         return arrays[id(arg)]
-    return tuple(_taken(a, arrays) for a in arg) if isinstance(arg, tuple) else arg
+    return tuple(taken(a, arrays) for a in arg) if isinstance(arg, tuple) else arg
 
 
-def _fill(part, order: list[Node]):
-    if type(part) is _From:
+def filled(part, order: list):
+    """`part` (`taken`'s) with the arrays of `order` (nodes, or buffers) in place."""
+    if type(part) is From:
         position, *path = part
         value = order[position].arg
         for i in path:
             value = value[i]
         return value
-    return tuple(_fill(p, order) for p in part) if type(part) is tuple else part
+    return tuple(filled(p, order) for p in part) if type(part) is tuple else part

@@ -42,6 +42,9 @@ class Record:
     #: them): the steps per node stay flat however large the graph
     nodes_scheduled: int = 0
     scheduler_steps: int = 0
+    #: backward passes run as the plan of a step recorded as before
+    #: (`numgrad.autograd.step`): no rule run, no graph made or walked
+    steps_replayed: int = 0
 
     def __str__(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))

@@ -400,10 +400,21 @@ def _index_upload(gather: LazyBuffer, axis: int, n: int, device) -> LazyBuffer:
 
 
 def wrapped_index(index: np.ndarray, n: int) -> np.ndarray:
-    """`index` into an axis of length `n`, negative indices wrapped, as int64 (a new
-    array)."""
+    """`index` (a key's array: never changed) into an axis of length `n`, negative
+    indices wrapped, as a C-contiguous int64 array: `index` itself where it is one with
+    no negative index (class labels: no copy, and a step plan finds the key's array
+    in its upload, `numgrad.autograd.step`), else a new array."""
+    if plain_index(index):
+        return index
     wrapped = index.astype(_INDEX_DTYPE)
     return np.add(wrapped, n, out=wrapped, where=wrapped < 0)
+
+
+def plain_index(index: np.ndarray) -> bool:
+    """Whether `index` is uploaded as it is (`wrapped_index`): C-contiguous int64, with
+    no negative index."""
+    return index.dtype == _INDEX_DTYPE and index.flags.c_contiguous and \
+        (not index.size or index.min() >= 0)
 
 
 _INDEX_DTYPE = np.dtype(np.int64)

@@ -20,6 +20,7 @@ from numgrad.engine.prepared import run_reused
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import TABLE
+from numgrad.tape import TAPE
 
 _LOAD = TABLE["load"]
 #: The engine lock. Reentrant: realizing may record (and so realize) again.
@@ -42,11 +43,26 @@ def rebound(tensor) -> None:
             _rebound[id(tensor)] = weakref.ref(tensor)
 
 
-def realize(*bufs: LazyBuffer) -> None:
+def rebound_state() -> list:
+    """The tensors changed in place that the next realization computes (a look: they
+    stay noted)."""
+    with _rebound_lock:
+        return [t for t in (ref() for ref in _rebound.values()) if t is not None]
+
+
+def forget_rebound(tensors) -> None:
+    """Take `tensors` off the tensors changed in place (their values were computed)."""
+    with _rebound_lock:
+        for t in tensors:
+            _rebound.pop(id(t), None)
+
+
+def realize(*bufs: LazyBuffer):
     """Compute every unrealized buffer in `bufs` (and what they need), and the values
     of tensors changed in place since the last realization: with them, when something
     is computed (reading a computed value computes nothing), and always when `bufs` is
-    empty.
+    empty. Returns the schedule that ran and the buffer of each of its slots, or None
+    if nothing was computed.
 
     Safe to call from several threads at once: each buffer is computed once, by the
     first thread to take the engine lock; the others find it realized. While this
@@ -64,6 +80,8 @@ def realize(*bufs: LazyBuffer) -> None:
         bufs += tuple(t._buf for t in state if t is not None and t._buf.realized is None)
     if all(b.is_realized for b in bufs):
         return
+    if TAPE.active:  # (what this thread recorded since is computed now: a new tape)
+        TAPE.clear()
     with LOCK:
         # Checked again under the lock: another thread may have realized them.
         pending = [b for b in bufs if not b.is_realized]
@@ -78,3 +96,4 @@ def realize(*bufs: LazyBuffer) -> None:
                     buf.set_realized(array)
     if counters.DEBUG:
         counters.log.debug("realized %d buffers: %s", len(pending), rec)
+    return plan, slots

@@ -20,8 +20,7 @@ import operator
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
-
+from numgrad.arguments import Unhashable, hashable
 from numgrad.engine.lowering import wrapped_index
 from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
@@ -29,10 +28,6 @@ from numgrad.ops import CONST
 
 #: Schedules kept, least recently used dropped first.
 CAPACITY = 512
-
-
-class Unhashable(Exception):
-    """A static argument of a kind `hashable` does not know: the graph is not keyed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,28 +206,3 @@ def _stand_in(upload: LazyBuffer) -> LazyBuffer:
 def clear() -> None:
     """Forget every remembered schedule."""
     _plans.clear()
-
-
-def hashable(arg):
-    """`arg` as a hashable value: slices as tuples, index arrays as their dtype and
-    shape (their contents are values, rebound like constants'); `Unhashable` for a
-    kind it does not know. (Most arguments, axes and shapes, are hashable already:
-    tried first.)"""
-    try:
-        hash(arg)
-    except TypeError:
-        pass
-    else:
-        return arg
-    if isinstance(arg, tuple):
-        return tuple(hashable(a) for a in arg)
-    if isinstance(arg, slice):
-        return ("slice", arg.start, arg.stop, arg.step)
-    if isinstance(arg, np.ndarray):
-        return ("array", arg.dtype.str, arg.shape)
-    raise Unhashable
-
-
-def holds_array(arg) -> bool:
-    """Whether `arg` (a static argument) holds an array (an index array's contents)."""
-    return isinstance(arg, np.ndarray) or isinstance(arg, tuple) and any(map(holds_array, arg))

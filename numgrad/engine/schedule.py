@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from numgrad.arguments import holds_array
 from numgrad.engine import reuse
 from numgrad.engine.counters import DEBUG, count, log
 from numgrad.engine.lowering import (
@@ -168,7 +169,7 @@ def _freeze(items: list[Kernel | LazyBuffer]):
     steps, constants = [], []
     for item in items:
         constants.append(item.arg_nodes if isinstance(item, Kernel) else
-                         [item] if item.is_const or reuse.holds_array(item.arg) else [])
+                         [item] if item.is_const or holds_array(item.arg) else [])
         if isinstance(item, Kernel):
             steps.append(item.freeze(slot))
         elif item.is_const:  # a constant needed as an array: a broadcast scalar

@@ -1,0 +1,37 @@
+"""Static arguments described for keys: what of an operation's argument is structure
+(axes, shapes, slices) and what is a value (an index array's contents), as the engine's
+schedule keys (`numgrad.engine.reuse`), the backward recipes (`numgrad.autograd.replay`)
+and the tapes (`numgrad.tape`) read them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Unhashable(Exception):
+    """A static argument of a kind `hashable` does not know: the graph is not keyed."""
+
+
+def hashable(arg):
+    """`arg` as a hashable value: slices as tuples, index arrays as their dtype and
+    shape (their contents are values, rebound like constants'); `Unhashable` for a
+    kind it does not know. (Most arguments, axes and shapes, are hashable already:
+    tried first.)"""
+    try:
+        hash(arg)
+    except TypeError:
+        pass
+    else:
+        return arg
+    if isinstance(arg, tuple):
+        return tuple(hashable(a) for a in arg)
+    if isinstance(arg, slice):
+        return ("slice", arg.start, arg.stop, arg.step)
+    if isinstance(arg, np.ndarray):
+        return ("array", arg.dtype.str, arg.shape)
+    raise Unhashable
+
+
+def holds_array(arg) -> bool:
+    """Whether `arg` (a static argument) holds an array (an index array's contents)."""
+    return isinstance(arg, np.ndarray) or isinstance(arg, tuple) and any(map(holds_array, arg))

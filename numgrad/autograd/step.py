@@ -1,0 +1,266 @@
+"""Eager steps run again as they were: a training loop that records the same step at
+every iteration (the same operations, arguments, shapes and sources; new values)
+runs its backward pass and realization as a plan, with no VJP rule run, no backward
+graph made and no graph walked.
+
+What a thread recorded since its last realization is on its tape (`numgrad.tape`).
+At ``backward()``, the tape (with the outside buffers' descriptions, the root, the
+tensors changed in place, and the leaves, which must have no ``.grad`` yet) keys a
+`StepPlan`: the schedule that the last backward pass of that tape realized, where
+each of its sources comes from (an outside buffer), which of its slots are the tape's
+buffers (stored into the new ones) and which are the leaves' gradients. A pass is
+kept only when it was a recipe made again (`numgrad.autograd.replay`: no hooks, no
+retained gradients, no custom Function, no rule that read a value), so its graph
+follows from its structure, and its constants from the tape's (equal: they are on
+the tape, by value). Anything else (another backward's options, a tape broken by a
+trace or by an output computed at once, a buffer from outside not computed, a node
+with hooks) runs the pass as before.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from numgrad import tracing
+from numgrad.arguments import Unhashable, holds_array
+from numgrad.autograd.backward import grad_lock
+from numgrad.autograd.graph import AccumulateGrad
+from numgrad.autograd.replay import From, filled, index_arrays, taken
+from numgrad.engine import counters
+from numgrad.engine.lowering import plain_index
+from numgrad.engine.prepared import run_reused
+from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
+from numgrad.engine.steps import Call, Schedule
+from numgrad.lazy import LazyBuffer
+from numgrad.tape import TAPE
+
+#: Step plans kept, least recently used dropped first.
+CAPACITY = 64
+
+_plans: OrderedDict[tuple, StepPlan] = OrderedDict()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """What a backward pass of one tape realized, by position."""
+
+    plan: Schedule
+    #: per source of `plan`: the outside buffer (its number on the tape) it reads
+    sources: tuple[int, ...]
+    #: per slot stored into a tape buffer: (slot, tape position)
+    stores: tuple[tuple[int, int], ...]
+    #: per gradient handed to a leaf: (slot, the leaf's node's number on the tape)
+    grads: tuple[tuple[int, int], ...]
+    #: the tape's history nodes (by number) whose saved values the pass freed
+    released: tuple[int, ...]
+    #: per upload of `plan`: (slot, where its index array is in the tape's arguments)
+    uploads: tuple[tuple[int, From], ...] = ()
+    #: per call of `plan` that indexes by arrays: (step, its values with a `From` in
+    #: place of each array, `replay.taken`)
+    bindings: tuple[tuple[int, tuple], ...] = ()
+    #: where each index array of `uploads` and `bindings` is
+    places: tuple[From, ...] = ()
+    #: in a list of one: the index arrays last bound and `plan` bound to them (a loop
+    #: over one batch of labels binds the same arrays at every step), replaced whole
+    last: list = field(default_factory=lambda: [((), None)])
+
+    def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
+        """`plan` with the index arrays of the tape buffers `bufs`; None where an
+        upload's would need wrapping or a copy (`numgrad.engine.lowering.plain_index`)."""
+        plan = self.plan
+        if not self.uploads and not self.bindings:
+            return plan
+        arrays = [filled(where, bufs) for where in self.places]
+        last, bound = self.last[0]  # (one read: another thread may replace it)
+        if len(arrays) == len(last) and all(map(operator.is_, arrays, last)):
+            return bound
+        uploads = []
+        for (slot, host), (_, where) in zip(plan.uploads, self.uploads):
+            index = filled(where, bufs)
+            if index is not host and not plain_index(index):
+                return None
+            uploads.append((slot, index))
+        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
+        for i, parts in self.bindings:
+            values[i] = [filled(part, bufs) for part in parts]
+        bound = Schedule(plan.template, plan.slots, plan.sources, tuple(uploads), plan.memo,
+                         values)
+        self.last[0] = arrays, bound
+        return bound
+
+
+def _places(uploads, bindings) -> tuple[From, ...]:
+    """Where each index array of `uploads` and `bindings` (`StepPlan`'s) is."""
+    found: list[From] = []
+
+    def visit(part) -> None:
+        if type(part) is From:
+            found.append(part)
+        elif type(part) is tuple:
+            for p in part:
+                visit(p)
+
+    visit(tuple(where for _, where in uploads))
+    visit(tuple(parts for _, parts in bindings))
+    return tuple(found)
+
+
+@dataclass(slots=True)
+class Segment:
+    """A tape taken at ``backward()``: its key, and what a step plan binds."""
+
+    key: tuple
+    bufs: list[LazyBuffer]
+    outside: list[LazyBuffer]
+    nodes: list
+    leaves: list
+    rebound: list
+
+
+def take(tensors, grad_tensors, retain_graph, create_graph: bool, inputs) -> Segment | None:
+    """This thread's tape, taken for a backward pass from `tensors` with these options
+    (a new tape starts); None where no step plan applies (the first pass on this
+    thread, options other than the defaults, a tape that describes no step)."""
+    tape = TAPE
+    if not tape.active:  # (from this pass on, this thread keeps a tape)
+        tape.active = True
+        tape.clear()
+        return None
+    taken = tape.described() if grad_tensors is None and inputs is None and \
+        not retain_graph and not create_graph and not tracing.ACTIVE and \
+        hasattr(tensors, "_node") else None
+    tape.clear()
+    if taken is None:
+        return None
+    root = taken.node_at.get(tensors._node)
+    if root is None:
+        return None
+    described = []
+    for buf in taken.outside:  # computed: a source (a constant from before: unkeyed)
+        if buf.realized is None:
+            return None
+        described.append((buf.shape, buf.dtype, buf.device.type))
+    leaves = []
+    for node in taken.outside_nodes:  # only leaves, with no gradient yet and no hooks
+        leaf = node.leaf() if type(node) is AccumulateGrad else None
+        if leaf is None or leaf._grad is not None or node.hooks or node.retained is not None:
+            return None
+        leaves.append(leaf)
+    for node in taken.node_at:
+        if node.hooks or node.retained is not None:
+            return None
+    rebound = rebound_state()
+    changed = tuple(sorted(taken.where.get(t._buf, -1) for t in rebound))
+    if changed and changed[0] < 0:  # (a tensor changed in place before this tape)
+        return None
+    key = (taken.entries, taken.nodes, tuple(described), root, changed)
+    return Segment(key, list(taken.where), taken.outside, list(taken.node_at), leaves,
+                   rebound)
+
+
+def replay(segment: Segment) -> bool:
+    """Run the step plan of `segment`'s tape, if there is one: the gradients handed to
+    its leaves, its buffers that the plan computes stored, its nodes' saved values
+    freed, as the pass it was made from did. Returns whether it ran."""
+    with _lock:
+        step = _plans.get(segment.key)
+        if step is not None:
+            _plans.move_to_end(segment.key)
+    plan = step.bound(segment.bufs) if step is not None else None
+    if plan is None:
+        return False
+    outside = segment.outside
+    with LOCK:
+        arrays = run_reused(plan, [outside[k].realized for k in step.sources])
+        bufs = segment.bufs
+        for slot, position in step.stores:
+            buf = bufs[position]
+            if buf.realized is None:
+                buf.set_realized(arrays[slot])
+    counters.count(schedules_reused=1, steps_replayed=1)
+    forget_rebound(segment.rebound)
+    leaves, slots = segment.leaves, plan.slots
+    for slot, k in step.grads:
+        leaf = leaves[k]
+        grad = type(leaf)._wrap(LazyBuffer.load(arrays[slot], slots[slot].device))
+        with grad_lock:
+            leaf._grad = grad
+    nodes = segment.nodes
+    for n in step.released:
+        nodes[n].release()
+    return True
+
+
+def remember(segment: Segment | None, ran, touched: list, rebuilt: list) -> None:
+    """Keep the step plan of `segment`'s tape: the pass that ran from it (`rebuilt`: its
+    needed nodes, if its recipe was made again) and the realization `ran` (the schedule
+    and its slots' buffers, `engine.realize`'s result), whose gradients went to the
+    leaves `touched`. Nothing is kept where a source, a gradient or a node is not the
+    tape's."""
+    if segment is None or ran is None or not rebuilt:
+        return
+    plan, slots = ran
+    outside = {buf: k for k, buf in enumerate(segment.outside)}
+    sources = []
+    for slot in plan.sources:
+        k = outside.get(slots[slot])
+        if k is None:
+            return
+        sources.append(k)
+    position = {buf: p for p, buf in enumerate(segment.bufs)}
+    stores = tuple((slot, position[buf]) for slot, buf in enumerate(slots) if buf in position)
+    slot_of = {buf: slot for slot, buf in enumerate(slots)}
+    leaf_at = {id(leaf): k for k, leaf in enumerate(segment.leaves)}
+    grads = []
+    for tensor in touched:
+        slot, k = slot_of.get(tensor._grad._buf), leaf_at.get(id(tensor))
+        if slot is None or k is None:
+            return
+        grads.append((slot, k))
+    arrays = index_arrays(segment.bufs)
+    try:
+        uploads = tuple((slot, taken(host, arrays)) for slot, host in plan.uploads)
+        bindings = tuple(_bindings(plan, arrays))
+    except Unhashable:  # (an array that is no tape buffer's)
+        return
+    number = {node: n for n, node in enumerate(segment.nodes)}
+    released = []
+    for node in rebuilt:
+        if type(node) is not AccumulateGrad:
+            if node not in number:
+                return
+            released.append(number[node])
+    with _lock:
+        _plans[segment.key] = StepPlan(plan, tuple(sources), stores, tuple(grads),
+                                       tuple(released), uploads, bindings,
+                                       _places(uploads, bindings))
+        if len(_plans) > CAPACITY:
+            _plans.popitem(last=False)
+
+
+def _bindings(plan: Schedule, arrays: dict):
+    """Per call of `plan` whose argument holds index arrays: its step and values
+    (`Schedule.values`), each array replaced by where it is (`replay.taken`)."""
+    for i, call in enumerate(plan.template):
+        if type(call) is not Call:
+            continue
+        values = plan.values[i] if plan.values is not None else None
+        if values is None:
+            if not holds_array(call.arg):
+                continue
+            if call.op == "library":  # (its values are not its argument)
+                raise Unhashable
+            values = [call.arg]
+        elif not any(holds_array(v) for v in values):
+            continue
+        yield i, tuple(taken(v, arrays) for v in values)
+
+
+def clear() -> None:
+    """Forget every step plan."""
+    with _lock:
+        _plans.clear()

@@ -1,0 +1,172 @@
+"""The tape: what a thread recorded since its last realization, in order, so that an
+eager step can be recognized as the last one again (`numgrad.autograd.step`).
+
+Recording only appends: each pending buffer made (`lazy.make`, `LazyBuffer.const`)
+and each history node made (`primitives._apply`). `Tape.described` then describes
+them by structure, once, when a backward pass asks: per buffer its operation's name,
+static argument (a constant's value, by its bits; index arrays by dtype and shape, as
+the engine keys them), shape, dtype, device type, and where each source comes from: an earlier
+buffer of the tape (its position) or one from outside it (``-1 - k`` for the k-th one
+met); per node its output's position and where each edge goes, the same way. Two
+runs of the same code on new values give equal descriptions.
+
+A thread keeps a tape once it has run a backward pass (`Tape.active`): code that
+never trains, and a tape that describes nothing (`Tape.stop`), pays one attribute
+test per recorded operation.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from numgrad.arguments import Unhashable, hashable
+from numgrad.ops import CONST
+
+#: A tape longer than this describes no step (a step records dozens of operations, a
+#: long one thousands): it stops, rather than hold every buffer made since the last
+#: realization.
+MAX_ENTRIES = 10_000
+
+
+class Tape(threading.local):
+    """One thread's tape (a `threading.local`: each thread has its own)."""
+
+    #: whether this thread keeps a tape (set by its first backward pass)
+    active = False
+    #: whether it records one now: active, and the tape not stopped
+    on = False
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        """Start an empty tape (a realization, a backward pass)."""
+        self.on = self.active
+        #: the pending buffers made, and the history nodes made, in order
+        self.bufs: list = []
+        self.nodes: list = []
+        #: whether something the tape does not describe happened (it keys nothing)
+        self.broken = False
+
+    def stop(self) -> None:
+        """Record nothing until the next `clear`: something the tape cannot describe
+        happened (a trace, an output computed at once, more than `MAX_ENTRIES`
+        buffers), so it keys nothing. (Its buffers are let go.)"""
+        self.clear()
+        self.on, self.broken = False, True
+
+    def made(self, buf) -> None:
+        """Note the pending buffer `buf`, just made."""
+        if len(self.bufs) < MAX_ENTRIES:
+            self.bufs.append(buf)
+        else:  # (no step: a graph built up, not realized)
+            self.stop()
+
+    def node(self, node) -> None:
+        """Note the history node `node`, just made (of an output computed at once, as a
+        scalar loop's are: stop, that loop records no step)."""
+        if node.saved[1].realized is None:
+            self.nodes.append(node)
+        else:
+            self.stop()
+
+    def described(self) -> Description | None:
+        """The tape described by structure (`Description`), or None where it describes
+        no step: it was stopped, or one of its buffers was computed since (by another
+        thread), or a node's output is not one of them."""
+        if self.broken:
+            return None
+        where: dict = {}
+        outside: dict = {}
+        entries = []
+        for position, buf in enumerate(self.bufs):
+            if buf.realized is not None:
+                return None
+            arg = buf.arg
+            if arg is not None:
+                if buf.op.kind == CONST:  # (by its bits: -0.0 is not 0.0 in a plan)
+                    arg = arg.tobytes()
+                else:
+                    try:
+                        hash(arg)
+                    except TypeError:
+                        arg = _described(arg)
+            entry = [buf.op.name, arg, buf.shape, buf.dtype, buf.device.type]
+            for s in buf.srcs:
+                ref = where.get(s)
+                entry.append(_outside(outside, s) if ref is None else ref)
+            where[buf] = position
+            entries.append(tuple(entry))
+        node_at: dict = {}
+        outside_nodes: dict = {}
+        nodes = []
+        for node in self.nodes:
+            position = where.get(node.saved[1]) if node.saved is not None else None
+            if position is None:  # (freed by a pass, or made before a realization)
+                return None
+            entry = [position]
+            for n in node.next:
+                ref = node_at.get(n) if n is not None else None
+                entry.append(_outside(outside_nodes, n) if ref is None and n is not None
+                             else ref)  # (no edge: None)
+            node_at[node] = position
+            nodes.append(tuple(entry))
+        return Description(tuple(entries), tuple(nodes), where, list(outside), node_at,
+                           list(outside_nodes))
+
+
+def _outside(outside: dict, item) -> int:
+    """The ref of `item` (a buffer or a node) from outside the tape: ``-1 - k`` for the
+    k-th met, numbered in `outside` as met."""
+    ref = outside.get(item)
+    if ref is None:
+        ref = outside[item] = -1 - len(outside)
+    return ref
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """A tape by structure (`Tape.described`)."""
+
+    #: per buffer: (name, argument, shape, dtype, device type, *source refs)
+    entries: tuple[tuple, ...]
+    #: per history node: (its output's position, *edge refs)
+    nodes: tuple[tuple, ...]
+    #: the tape's buffers: buffer -> position
+    where: dict
+    #: the buffers from outside the tape, by first use (ref ``-1 - k``: the k-th)
+    outside: list
+    #: the tape's nodes: node -> its output's position
+    node_at: dict
+    #: the nodes from outside the tape (the leaves'), by first use
+    outside_nodes: list
+
+
+class _Same:
+    """An argument of a kind that has no description, compared by identity."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+def _described(arg):
+    """`arg` hashable, as the engine describes it (`numgrad.arguments.hashable`:
+    index arrays by dtype and shape, their values bound by the step plan), or by
+    identity."""
+    try:
+        return hashable(arg)
+    except Unhashable:
+        return _Same(arg)
+
+
+#: The tape of each thread.
+TAPE = Tape()

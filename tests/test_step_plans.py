@@ -1,0 +1,306 @@
+"""Eager steps run again as they were (`numgrad.autograd.step`): a loop that records the
+same step at every iteration runs its backward pass as the last step's plan, and gets
+what the pass as it ran before gives, exactly.
+
+Each test runs a loop twice from the same values, once as it is and once with the step
+plans forgotten before every backward pass (so every pass runs as before), and compares
+every value exactly (float64, rtol 0: the plan is the pass's own schedule, so its
+kernels). `steps_replayed` (``record()``) counts the passes run as a plan.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import numgrad as ng
+from numgrad.autograd import step as step_plans
+from numgrad.engine import counters
+
+F = ng.nn.functional
+rng = np.random.default_rng(5)
+ROWS, SIZES = 8, (5, 6, 3)
+
+
+def _params():
+    r = np.random.default_rng(1)
+    return [ng.tensor(r.standard_normal(shape), requires_grad=True)
+            for shape in ((SIZES[0], SIZES[1]), (SIZES[1],), (SIZES[1], SIZES[2]), (SIZES[2],))]
+
+
+def _mlp_step(params, data, labels, lr=0.1, act="tanh"):
+    w1, b1, w2, b2 = params
+    h = getattr(data @ w1 + b1, act)()
+    loss = F.cross_entropy(h @ w2 + b2, labels)
+    loss.backward()
+    with ng.no_grad():
+        for p in params:
+            p -= lr * p.grad
+    grads = [p.grad.numpy() for p in params]
+    for p in params:
+        p.grad = None
+    return loss.item(), grads
+
+
+def _run(loop, plans: bool):
+    """`loop(k)` for k in 0..n-1 (a list of anything), and per step the number of
+    passes run as a plan; with `plans` False, every pass runs as before."""
+    step_plans.clear()
+    out, replayed = [], []
+    for k in range(8):
+        if not plans:
+            step_plans.clear()
+        with counters.record() as rec:
+            out.append(loop(k))
+        replayed.append(rec.steps_replayed)
+    return out, replayed
+
+
+def _same(a, b) -> None:
+    """Equal, exactly: nested lists and tuples of floats and arrays."""
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def _compare(make_loop):
+    """Run the loop `make_loop()` makes twice, with plans and without: the same values;
+    returns the steps' replay counts with plans."""
+    ours, replayed = _run(make_loop(), plans=True)
+    theirs, none = _run(make_loop(), plans=False)
+    _same(ours, theirs)
+    assert not any(none)
+    return replayed
+
+
+def _mlp_loop(labels_at=None):
+    r = np.random.default_rng(2)  # (each loop from the same values)
+    data = ng.tensor(r.standard_normal((ROWS, SIZES[0])))
+    labels = ng.tensor(r.integers(0, SIZES[2], ROWS))
+    params = _params()
+    return lambda k: _mlp_step(params, data, labels if labels_at is None else labels_at(k))
+
+
+def test_a_training_loop_runs_its_passes_as_plans_with_the_same_values():
+    replayed = _compare(_mlp_loop)
+    # the first pass starts the tape; the second records the plan; the rest run it
+    assert replayed == [0, 0] + [1] * 6
+
+
+def test_new_labels_at_every_step_are_bound_into_the_plan():
+    batches = [ng.tensor(rng.integers(0, SIZES[2], ROWS)) for _ in range(8)]
+    replayed = _compare(lambda: _mlp_loop(labels_at=lambda k: batches[k]))
+    assert replayed[3:] == [1] * 5
+
+
+def test_new_data_and_new_parameters_every_step():
+    batches = [rng.standard_normal((ROWS, SIZES[0])) for _ in range(8)]
+    labels = rng.integers(0, SIZES[2], ROWS)
+
+    def make():
+        def loop(k):
+            params = _params()  # new leaves: the gradients go to them
+            return _mlp_step(params, ng.tensor(batches[k]), ng.tensor(labels))
+        return loop
+
+    assert _compare(make)[3:] == [1] * 5
+
+
+@pytest.mark.parametrize("change", ["op", "shape", "constant"])
+def test_a_step_that_records_otherwise_runs_as_before(change):
+    data = {n: rng.standard_normal((n, SIZES[0])) for n in (ROWS, ROWS + 1)}
+    labels = {n: rng.integers(0, SIZES[2], n) for n in (ROWS, ROWS + 1)}
+
+    def make():
+        params = _params()
+
+        def loop(k):
+            odd = k == 5
+            n = ROWS + 1 if odd and change == "shape" else ROWS
+            return _mlp_step(params, ng.tensor(data[n]), ng.tensor(labels[n]),
+                             lr=0.2 if odd and change == "constant" else 0.1,
+                             act="sigmoid" if odd and change == "op" else "tanh")
+        return loop
+
+    replayed = _compare(make)
+    # (the learning rate is the next step's: its update is on that step's tape)
+    changed = 6 if change == "constant" else 5
+    assert replayed[3:changed] == [1] * (changed - 3) and replayed[changed] == 0
+    assert replayed[changed + 1:] == [1] * (7 - changed)
+
+
+def test_gradients_accumulated_without_zeroing_run_as_before():
+    x = rng.standard_normal(6)
+
+    def make():
+        w = ng.tensor(x, requires_grad=True)
+
+        def loop(k):
+            ((w * w).sin().sum()).backward()  # .grad not None from the second step
+            return w.grad.numpy()
+        return loop
+
+    assert not any(_compare(make))
+
+
+def _chain(special):
+    """A loop of small steps whose step 5 runs `special(a, h, y)` (a leaf, an
+    intermediate, the loss) in place of ``y.backward()``."""
+    start = rng.standard_normal(6)
+
+    def make():
+        a = ng.tensor(start, requires_grad=True)
+
+        def loop(k):
+            a.grad = None
+            h = (a * 1.5).tanh()
+            y = (h * h).sum()
+            extra = special(a, h, y) if k == 5 else y.backward()
+            return a.grad.numpy(), y.item(), extra
+        return loop
+    return make
+
+
+def _hooked(a, h, y):
+    h.register_hook(lambda g: g * 2.0)
+    y.backward()
+
+
+def _retained(a, h, y):
+    h.retain_grad()
+    y.backward()
+    return h.grad.numpy()
+
+
+@pytest.mark.parametrize("special", [
+    _hooked, _retained,
+    lambda a, h, y: y.backward(retain_graph=True),
+    lambda a, h, y: y.backward(create_graph=True),
+    lambda a, h, y: y.backward(inputs=[a]),
+    lambda a, h, y: y.backward(ng.tensor(2.0)),
+], ids=["hook", "retain_grad", "retain_graph", "create_graph", "inputs", "gradient"])
+def test_passes_with_hooks_retained_gradients_or_options_run_as_before(special):
+    replayed = _compare(_chain(special))
+    assert replayed[3:5] == [1, 1] and replayed[5] == 0
+
+
+def test_a_value_read_before_backward_runs_the_pass_as_before():
+    a = rng.standard_normal(6)
+
+    def make():
+        x = ng.tensor(a, requires_grad=True)
+
+        def loop(k):
+            x.grad = None
+            y = (x * x).exp().sum()
+            value = y.item()  # computes the step so far: the tape starts again
+            y.backward()
+            return value, x.grad.numpy()
+        return loop
+
+    assert not any(_compare(make))
+
+
+def test_an_index_that_would_need_wrapping_runs_as_before():
+    # A gather from a pending value reads its index in the kernel (an upload); one with
+    # a negative index is wrapped first, which the plan does not do: the pass as before.
+    keys = [np.array([0, 2, 1]), np.array([3, 0, 0]), np.array([1, -1, 0])]
+    start = rng.standard_normal((3, 4))
+
+    def make():
+        x = ng.tensor(start, requires_grad=True)
+
+        def loop(k):
+            x.grad = None
+            (x * 2.0)[np.arange(3), keys[min(k // 3, 2)]].exp().sum().backward()
+            return x.grad.numpy()
+        return loop
+
+    assert _compare(make) == [0, 0, 1, 1, 1, 1, 0, 0]
+
+
+def test_a_replayed_pass_frees_the_saved_values_and_computes_what_it_returns():
+    a = ng.tensor(rng.standard_normal(6), requires_grad=True)
+    for _ in range(4):
+        a.grad = None
+        h = (a * 2.0).sin()
+        y = (h * h).sum()
+        with counters.record() as rec:
+            y.backward()
+    assert rec.steps_replayed == 1
+    np.testing.assert_array_equal(h.numpy(), np.sin(a.numpy() * 2.0))  # stored
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_threads_keep_tapes_of_their_own():
+    def train(results, seed):
+        r = np.random.default_rng(seed)
+        data, labels = ng.tensor(r.standard_normal((ROWS, SIZES[0]))), \
+            ng.tensor(r.integers(0, SIZES[2], ROWS))
+        params = _params()
+        results.extend(_mlp_step(params, data, labels) for _ in range(6))
+
+    alone = {}
+    for seed in (1, 2):
+        alone[seed] = []
+        train(alone[seed], seed)
+    together = {1: [], 2: []}
+    threads = [threading.Thread(target=train, args=(together[s], s)) for s in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _same(together[1], alone[1])
+    _same(together[2], alone[2])
+
+
+def test_a_trace_between_steps_runs_the_pass_after_it_as_before():
+    a = ng.tensor(rng.standard_normal(4), requires_grad=True)
+    double = ng.jit(lambda t: t * 2.0)
+    replayed = []
+    for k in range(6):
+        a.grad = None
+        y = (a.exp() * 3.0).sum()
+        if k == 4:
+            double(ng.tensor(np.ones(2)))
+        with counters.record() as rec:
+            y.backward()
+        replayed.append(rec.steps_replayed)
+        np.testing.assert_allclose(a.grad.numpy(), 3 * np.exp(a.numpy()), rtol=1e-15)
+    assert replayed[2:4] == [1, 1] and replayed[4] == 0
+
+
+def test_a_graph_built_up_without_realizing_is_let_go_by_the_tape(monkeypatch):
+    from numgrad import tape
+
+    monkeypatch.setattr(tape, "MAX_ENTRIES", 50)
+    x = ng.tensor(np.ones(3), requires_grad=True)
+    (x * 2.0).sum().backward()  # (this thread keeps a tape from now on)
+    y = ng.tensor(np.ones(3))
+    for i in range(200):  # 200 values never computed, dropped as they go
+        _ = y * float(i)
+    assert tape.TAPE.broken and not tape.TAPE.bufs  # stopped, holding nothing
+    ng.realize(y * 2.0)
+    assert not tape.TAPE.broken  # (a realization starts a new tape)
+
+
+def test_a_constant_of_another_sign_of_zero_is_another_step():
+    # 0.0 == -0.0, but 1 / (x * 0.0) and 1 / (x * -0.0) are infinities of two signs.
+    def make():
+        x = ng.tensor(np.ones(3), requires_grad=True)
+
+        def loop(k):
+            x.grad = None
+            zero = -0.0 if k >= 4 else 0.0
+            y = (1.0 / (x * zero)).exp().sum() + (x * 2.0).sum()
+            y.backward()
+            return x.grad.numpy(), y.item()
+        return loop
+
+    with np.errstate(all="ignore"):
+        replayed = _compare(make)
+    assert replayed[2:4] == [1, 1] and replayed[4] == 0
