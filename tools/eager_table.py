@@ -7,9 +7,10 @@
 
 ``--numgrad-only`` prints numgrad's times alone, for old and new code run in turns
 (``python tools/eager_table.py --numgrad-only --numgrad-from <an old checkout>``
-imports that checkout's numgrad). With ``--cpu-time`` every time is the CPU time of the
-thread that calls (`benchmarks.peers.CLOCKS`), PyTorch's too: on a noisy host
-wall-clock medians moved by 20-40% where CPU time moved a few percent. (These steps'
+imports that checkout's numgrad). With ``--cpu-time`` every time is the least CPU time
+of the thread that calls over the rounds' batches (`benchmarks.peers.CLOCKS`), PyTorch's
+too: on a noisy host wall-clock medians moved by 20-40% where CPU time moved a few
+percent. (These steps'
 work runs in the calling thread, in both libraries: 64-row operations are below the
 sizes either one splits among threads.)
 

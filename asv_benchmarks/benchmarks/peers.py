@@ -38,6 +38,9 @@ BATCH = 0.05
 #: leaves out a library's other threads too, so it suits work that runs in the
 #: calling thread, such as small eager steps)
 CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+#: How the rounds' batches are summed up, per clock: the median of elapsed times; the
+#: least CPU time (another guest's work, cold caches, a slower core only ever add to it)
+SUMMARY = {"wall": statistics.median, "cpu": min}
 
 
 class PeerProcess:
@@ -92,11 +95,12 @@ def _release(child: subprocess.Popen) -> None:
 
 
 def time_interleaved(entries: list, budget: float, clock: str = "wall") -> list[float]:
-    """Median seconds per call of each entry, a callable (timed in this process) or a
+    """Seconds per call of each entry, a callable (timed in this process) or a
     ``(PeerProcess, index)`` pair, timed by `clock` (`CLOCKS`) in rounds that take
     every entry in turn for a warm batch of `BATCH` seconds, for about `budget` seconds
-    (at least 3 rounds, at most 200). Callables are called twice first (numgrad
-    compiles then; a peer's process did so when it started)."""
+    (at least 3 rounds, at most 200), summed up as `SUMMARY` says. Callables are
+    called twice first (numgrad compiles then; a peer's process did so when it
+    started)."""
     for entry in entries:
         if not isinstance(entry, tuple):
             entry()
@@ -116,7 +120,7 @@ def time_interleaved(entries: list, budget: float, clock: str = "wall") -> list[
     finally:  # (a failing entry leaves no process stopped)
         for process in processes:
             process.hold(False)
-    return [statistics.median(spent) for spent in samples]
+    return [SUMMARY[clock](spent) for spent in samples]
 
 
 def time_batch(fn, batch: float, clock: str = "wall") -> float:

@@ -79,8 +79,7 @@ class StepPlan:
         if len(arrays) == len(last) and all(map(operator.is_, arrays, last)):
             return bound
         uploads = []
-        for (slot, host), (_, where) in zip(plan.uploads, self.uploads):
-            index = filled(where, bufs)
+        for (slot, host), index in zip(plan.uploads, arrays):  # (`places` has them first)
             if index is not host and not plain_index(index):
                 return None
             uploads.append((slot, index))
@@ -94,7 +93,8 @@ class StepPlan:
 
 
 def _places(uploads, bindings) -> tuple[From, ...]:
-    """Where each index array of `uploads` and `bindings` (`StepPlan`'s) is."""
+    """Where each index array of `uploads` and `bindings` (`StepPlan`'s) is: the
+    uploads' first, in order."""
     found: list[From] = []
 
     def visit(part) -> None:
