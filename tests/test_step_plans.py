@@ -304,3 +304,30 @@ def test_a_constant_of_another_sign_of_zero_is_another_step():
     with np.errstate(all="ignore"):
         replayed = _compare(make)
     assert replayed[2:4] == [1, 1] and replayed[4] == 0
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda ps: ng.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: ng.optim.Adam(ps, lr=1e-2),
+], ids=["sgd-momentum", "adam"])
+def test_an_optimizer_loop_runs_its_passes_as_plans(make_optimizer):
+    # zero_grad sets .grad to None; step realizes the new values (and the state), so
+    # each pass's tape is the forward alone.
+    r = np.random.default_rng(3)
+    data, labels = r.standard_normal((ROWS, SIZES[0])), r.integers(0, SIZES[2], ROWS)
+
+    def make():
+        params = _params()
+        optimizer = make_optimizer(params)
+        x, y = ng.tensor(data), ng.tensor(labels)
+
+        def loop(k):
+            optimizer.zero_grad()
+            w1, b1, w2, b2 = params
+            loss = F.cross_entropy((x @ w1 + b1).tanh() @ w2 + b2, y)
+            loss.backward()
+            optimizer.step()
+            return loss.item(), [p.numpy() for p in params]
+        return loop
+
+    assert _compare(make)[2:] == [1] * 6
