@@ -331,3 +331,70 @@ def test_an_optimizer_loop_runs_its_passes_as_plans(make_optimizer):
         return loop
 
     assert _compare(make)[2:] == [1] * 6
+
+
+def _grad_loop(wrt, special=None):
+    """A loop of ``ng.grad`` calls on a small step, of the loss with respect to
+    `wrt(a, b, h)` (leaves `a` and `b`, the intermediate `h`); at step 5,
+    `special(y, inputs)` in place of ``ng.grad(y, inputs)``. `b` keeps a ``.grad`` of
+    its own, which ``ng.grad`` leaves as it is."""
+    start = rng.standard_normal(6)
+
+    def make():
+        a = ng.tensor(start, requires_grad=True)
+        b = ng.tensor(start[::-1].copy(), requires_grad=True)
+        b.grad = ng.tensor(np.full(6, 7.0))
+
+        def loop(k):
+            h = (a * b).tanh()
+            y = (h * h + a).sum()
+            inputs = wrt(a, b, h)
+            if special is not None and k == 5:
+                grads = special(y, inputs)
+            else:
+                grads = ng.grad(y, inputs)
+                assert all(g.grad_fn is None for g in grads)
+            return [g.numpy() for g in grads if g is not None], y.item(), b.grad.numpy()
+        return loop
+    return make
+
+
+@pytest.mark.parametrize("wrt", [
+    lambda a, b, h: a,
+    lambda a, b, h: [b, a],
+    lambda a, b, h: (h, a),
+], ids=["a leaf", "two leaves", "an intermediate and a leaf"])
+def test_grad_in_a_loop_runs_its_passes_as_plans(wrt):
+    assert _compare(_grad_loop(wrt))[2:] == [1] * 6
+
+
+@pytest.mark.parametrize("special", [
+    lambda y, xs: ng.grad(y, xs, retain_graph=True),
+    lambda y, xs: ng.grad(y, xs, create_graph=True),
+    lambda y, xs: ng.grad(y, xs, allow_unused=True),
+    lambda y, xs: ng.grad(y, xs, materialize_grads=True),
+    lambda y, xs: ng.grad(y, xs, ng.tensor(2.0)),
+    lambda y, xs: ng.grad(y, xs[:1]),
+], ids=["retain_graph", "create_graph", "allow_unused", "materialize_grads", "gradient",
+        "other inputs"])
+def test_grad_with_other_options_or_inputs_runs_as_before(special):
+    replayed = _compare(_grad_loop(lambda a, b, h: [a, b], special))
+    assert replayed[3:5] == [1, 1] and replayed[5] == 0 and replayed[7] == 1
+
+
+def test_backward_and_grad_of_one_tape_keep_plans_of_their_own():
+    start = rng.standard_normal(6)
+
+    def make():
+        a = ng.tensor(start, requires_grad=True)
+
+        def loop(k):
+            a.grad = None
+            y = (a * 3.0).sin().sum()
+            if k % 2:
+                return ng.grad(y, a)[0].numpy()
+            y.backward()
+            return a.grad.numpy()
+        return loop
+
+    assert _compare(make)[4:] == [1] * 4

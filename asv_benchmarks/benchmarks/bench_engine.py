@@ -18,7 +18,7 @@ import numgrad as ng
 
 from .bench_fusion import w1_numgrad, w1b_numgrad
 from .bench_overhead import horner
-from .workloads import ADAM, MLP_SIZES, ROSEN_N, digits_like, mlp_step, rosenbrock
+from .workloads import ADAM, MLP_SIZES, ROSEN_N, digits_like, mlp_step, rosenbrock, w1
 
 
 def _chain(fn, n):
@@ -27,6 +27,17 @@ def _chain(fn, n):
     def step():
         x.grad = None
         fn(x)
+    return step
+
+
+def _by_grad(n):
+    """W1's value and gradient by ``ng.grad`` (no ``.grad``), in a loop."""
+    x = ng.tensor(np.random.default_rng(0).uniform(-2, 2, n), requires_grad=True)
+
+    def step():
+        y = w1(x, ng.tanh, ng.sigmoid, ng.exp, ng.sqrt)
+        (g,) = ng.grad(y, x)  # (the value read after: it is computed with the gradient)
+        return y.item(), g.numpy()
     return step
 
 
@@ -66,6 +77,7 @@ def _demo_start():
 WORKLOADS = {
     "W1 n=1e5": lambda: _chain(w1_numgrad, 10**5),
     "W1b n=1e5": lambda: _chain(w1b_numgrad, 10**5),
+    "W1 n=1e5 by ng.grad": lambda: _by_grad(10**5),
     "MLP training step": lambda: mlp_step(*digits_like()),
     "Horner 398 ops": _horner,
     "Rosenbrock Hessian": _hessian,

@@ -40,8 +40,9 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     >>> x.grad.tolist()
     [2.0, 4.0]
     """
-    segment = step.take(tensors, grad_tensors, retain_graph, create_graph, inputs)
-    if segment is not None and step.replay(segment):
+    plain = grad_tensors is None and inputs is None and not retain_graph and not create_graph
+    segment = step.take(tensors, plain)
+    if segment is not None and step.replay(segment) is not None:
         return  # (the step recorded as before: its plan ran, `numgrad.autograd.step`)
     touched, rebuilt = [], []
     TAPE.on = False  # (the pass's own buffers are no step's)
@@ -55,7 +56,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
                              *(t._buf for t in outputs))
     finally:
         TAPE.clear()
-    step.remember(segment, ran, touched, rebuilt)
+    step.remember(segment, ran, [(t, t._grad) for t in touched], rebuilt)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -77,10 +78,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     >>> g.item(), x.grad is None
     (6.0, True)
     """
-    grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
-                         retain_graph=retain_graph, create_graph=create_graph,
-                         allow_unused=allow_unused, materialize_grads=materialize_grads,
-                         is_grads_batched=is_grads_batched)
-    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-    engine.realize(*(g._buf for g in grads if g is not None), *(t._buf for t in outs))
+    plain = grad_outputs is None and not (retain_graph or create_graph or allow_unused or
+                                          materialize_grads or is_grads_batched)
+    segment = step.take(outputs, plain, inputs)
+    grads = step.replay(segment) if segment is not None else None
+    if grads is not None:
+        return tuple(grads)  # (the step recorded as before: its plan ran)
+    rebuilt: list = []
+    TAPE.on = False  # (the pass's own buffers are no step's)
+    try:
+        grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
+                             retain_graph=retain_graph, create_graph=create_graph,
+                             allow_unused=allow_unused, materialize_grads=materialize_grads,
+                             is_grads_batched=is_grads_batched, rebuilt=rebuilt)
+        outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+        ran = engine.realize(*(g._buf for g in grads if g is not None),
+                             *(t._buf for t in outs))
+    finally:
+        TAPE.clear()
+    if segment is not None:
+        step.remember(segment, ran, list(zip(segment.targets, grads)), rebuilt)
     return grads

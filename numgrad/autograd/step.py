@@ -8,7 +8,9 @@ At ``backward()``, the tape (with the outside buffers' descriptions, the root, t
 tensors changed in place, and the leaves, which must have no ``.grad`` yet) keys a
 `StepPlan`: the schedule that the last backward pass of that tape realized, where
 each of its sources comes from (an outside buffer), which of its slots are the tape's
-buffers (stored into the new ones) and which are the leaves' gradients. A pass is
+buffers (stored into the new ones) and which are the leaves' gradients. ``ng.grad``
+keys its own, with where each input is on the tape, and its plan returns the
+inputs' gradients. A pass is
 kept only when it was a recipe made again (`numgrad.autograd.replay`: no hooks, no
 retained gradients, no custom Function, no rule that read a value), so its graph
 follows from its structure, and its constants from the tape's (equal: they are on
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from numgrad import tracing
@@ -40,7 +41,7 @@ from numgrad.tape import TAPE
 #: Step plans kept, least recently used dropped first.
 CAPACITY = 64
 
-_plans: OrderedDict[tuple, StepPlan] = OrderedDict()
+_plans: dict[Key, StepPlan] = {}
 _lock = threading.Lock()
 
 
@@ -53,7 +54,7 @@ class StepPlan:
     sources: tuple[int, ...]
     #: per slot stored into a tape buffer: (slot, tape position)
     stores: tuple[tuple[int, int], ...]
-    #: per gradient handed to a leaf: (slot, the leaf's node's number on the tape)
+    #: per gradient handed out: (slot, its target's number, `Segment.targets`)
     grads: tuple[tuple[int, int], ...]
     #: the tape's history nodes (by number) whose saved values the pass freed
     released: tuple[int, ...]
@@ -109,29 +110,49 @@ def _places(uploads, bindings) -> tuple[From, ...]:
     return tuple(found)
 
 
+class Key:
+    """A step plan's key: a tape's description (a large tuple), its hash found once (a
+    tuple's is found again at every lookup)."""
+
+    __slots__ = ("parts", "hash")
+
+    def __init__(self, parts: tuple):
+        self.parts, self.hash = parts, hash(parts)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Key and self.hash == other.hash and self.parts == other.parts
+
+
 @dataclass(slots=True)
 class Segment:
-    """A tape taken at ``backward()``: its key, and what a step plan binds."""
+    """A tape taken for a backward pass: its key, and what a step plan binds."""
 
-    key: tuple
+    key: Key
     bufs: list[LazyBuffer]
     outside: list[LazyBuffer]
     nodes: list
-    leaves: list
+    #: the tensors whose gradients the pass computes: the leaves (``backward``, which
+    #: adds them into their ``.grad``) or the inputs (``grad``, which returns them)
+    targets: list
+    #: whether the pass returns the gradients (``grad``)
+    returned: bool
     rebound: list
 
 
-def take(tensors, grad_tensors, retain_graph, create_graph: bool, inputs) -> Segment | None:
-    """This thread's tape, taken for a backward pass from `tensors` with these options
-    (a new tape starts); None where no step plan applies (the first pass on this
-    thread, options other than the defaults, a tape that describes no step)."""
+def take(tensors, plain: bool, inputs=None) -> Segment | None:
+    """This thread's tape, taken for a backward pass from `tensors` (a new tape starts):
+    a ``backward`` if `inputs` is None, else a ``grad`` of `inputs`; `plain` says
+    whether its other options are the defaults. None where no step plan applies (the
+    first pass on this thread, other options, a tape that describes no step)."""
     tape = TAPE
     if not tape.active:  # (from this pass on, this thread keeps a tape)
         tape.active = True
         tape.clear()
         return None
-    taken = tape.described() if grad_tensors is None and inputs is None and \
-        not retain_graph and not create_graph and not tracing.ACTIVE and \
+    taken = tape.described() if plain and not tracing.ACTIVE and \
         hasattr(tensors, "_node") else None
     tape.clear()
     if taken is None:
@@ -144,35 +165,46 @@ def take(tensors, grad_tensors, retain_graph, create_graph: bool, inputs) -> Seg
         if buf.realized is None:
             return None
         described.append((buf.shape, buf.dtype, buf.device.type))
-    leaves = []
-    for node in taken.outside_nodes:  # only leaves, with no gradient yet and no hooks
-        leaf = node.leaf() if type(node) is AccumulateGrad else None
-        if leaf is None or leaf._grad is not None or node.hooks or node.retained is not None:
+    returned = inputs is not None
+    targets = []
+    for node in taken.outside_nodes:  # only leaves with no hooks (and, for backward,
+        leaf = node.leaf() if type(node) is AccumulateGrad else None  # no .grad yet)
+        if leaf is None or node.hooks or node.retained is not None or \
+                not returned and leaf._grad is not None:
             return None
-        leaves.append(leaf)
+        targets.append(leaf)
     for node in taken.node_at:
         if node.hooks or node.retained is not None:
+            return None
+    refs = None
+    if returned:  # where each input's gradient goes: a tape node, or a leaf's
+        targets = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
+        outside_nodes = {node: -1 - k for k, node in enumerate(taken.outside_nodes)}
+        refs = tuple(taken.node_at.get(t._node, outside_nodes.get(t._node))
+                     for t in targets)
+        if None in refs:
             return None
     rebound = rebound_state()
     changed = tuple(sorted(taken.where.get(t._buf, -1) for t in rebound))
     if changed and changed[0] < 0:  # (a tensor changed in place before this tape)
         return None
-    key = (taken.entries, taken.nodes, tuple(described), root, changed)
-    return Segment(key, list(taken.where), taken.outside, list(taken.node_at), leaves,
-                   rebound)
+    key = Key((taken.entries, taken.nodes, tuple(described), root, changed, refs))
+    return Segment(key, list(taken.where), taken.outside, list(taken.node_at), targets,
+                   returned, rebound)
 
 
-def replay(segment: Segment) -> bool:
-    """Run the step plan of `segment`'s tape, if there is one: the gradients handed to
-    its leaves, its buffers that the plan computes stored, its nodes' saved values
-    freed, as the pass it was made from did. Returns whether it ran."""
-    with _lock:
-        step = _plans.get(segment.key)
+def replay(segment: Segment) -> list | None:
+    """Run the step plan of `segment`'s tape, if there is one: its buffers that the plan
+    computes stored, its nodes' saved values freed, and the gradients handed to its
+    leaves, as the pass it was made from did. Returns the gradients (per target of
+    `segment`), or None if no plan ran."""
+    with _lock:  # (one lookup: the key's comparison is most of its cost)
+        step = _plans.pop(segment.key, None)
         if step is not None:
-            _plans.move_to_end(segment.key)
+            _plans[segment.key] = step
     plan = step.bound(segment.bufs) if step is not None else None
     if plan is None:
-        return False
+        return None
     outside = segment.outside
     with LOCK:
         arrays = run_reused(plan, [outside[k].realized for k in step.sources])
@@ -183,24 +215,27 @@ def replay(segment: Segment) -> bool:
                 buf.set_realized(arrays[slot])
     counters.count(schedules_reused=1, steps_replayed=1)
     forget_rebound(segment.rebound)
-    leaves, slots = segment.leaves, plan.slots
+    targets, slots = segment.targets, plan.slots
+    grads = [None] * len(targets)
     for slot, k in step.grads:
-        leaf = leaves[k]
-        grad = type(leaf)._wrap(LazyBuffer.load(arrays[slot], slots[slot].device))
-        with grad_lock:
-            leaf._grad = grad
+        target = targets[k]
+        grads[k] = type(target)._wrap(LazyBuffer.load(arrays[slot], slots[slot].device))
+        if not segment.returned:
+            with grad_lock:
+                target._grad = grads[k]
     nodes = segment.nodes
     for n in step.released:
         nodes[n].release()
-    return True
+    return grads
 
 
-def remember(segment: Segment | None, ran, touched: list, rebuilt: list) -> None:
+def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
     """Keep the step plan of `segment`'s tape: the pass that ran from it (`rebuilt`: its
     needed nodes, if its recipe was made again) and the realization `ran` (the schedule
-    and its slots' buffers, `engine.realize`'s result), whose gradients went to the
-    leaves `touched`. Nothing is kept where a source, a gradient or a node is not the
-    tape's."""
+    and its slots' buffers, `engine.realize`'s result), which handed the gradients
+    `handed` (pairs of a target tensor and its gradient). Nothing is kept where a
+    source, a gradient or a node is not the tape's, or (``grad``) where an input's
+    gradient is not the plan's."""
     if segment is None or ran is None or not rebuilt:
         return
     plan, slots = ran
@@ -214,13 +249,16 @@ def remember(segment: Segment | None, ran, touched: list, rebuilt: list) -> None
     position = {buf: p for p, buf in enumerate(segment.bufs)}
     stores = tuple((slot, position[buf]) for slot, buf in enumerate(slots) if buf in position)
     slot_of = {buf: slot for slot, buf in enumerate(slots)}
-    leaf_at = {id(leaf): k for k, leaf in enumerate(segment.leaves)}
+    target_at = {id(target): k for k, target in enumerate(segment.targets)}
     grads = []
-    for tensor in touched:
-        slot, k = slot_of.get(tensor._grad._buf), leaf_at.get(id(tensor))
+    for tensor, grad in handed:
+        slot = slot_of.get(grad._buf) if grad is not None else None
+        k = target_at.get(id(tensor))
         if slot is None or k is None:
             return
         grads.append((slot, k))
+    if segment.returned and len({k for _, k in grads}) != len(segment.targets):
+        return
     arrays = index_arrays(segment.bufs)
     try:
         uploads = tuple((slot, taken(host, arrays)) for slot, host in plan.uploads)
@@ -239,7 +277,7 @@ def remember(segment: Segment | None, ran, touched: list, rebuilt: list) -> None
                                        tuple(released), uploads, bindings,
                                        _places(uploads, bindings))
         if len(_plans) > CAPACITY:
-            _plans.popitem(last=False)
+            del _plans[next(iter(_plans))]
 
 
 def _bindings(plan: Schedule, arrays: dict):

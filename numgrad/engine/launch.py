@@ -45,7 +45,8 @@ def upload(plan: Schedule, slot: int, host):
     slot's device, broadcast to the slot's shape."""
     device = plan.slots[slot].device
     array = host if device.type == "cpu" else device.backend.from_numpy(host)
-    return device.backend.expand(array, plan.slots[slot].shape)
+    shape = plan.slots[slot].shape
+    return array if array.shape == shape else device.backend.expand(array, shape)
 
 
 def run_call(step: Call, plan: Schedule, arrays: list) -> None:

@@ -27,6 +27,7 @@ runs; older ones let go of them.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from collections import OrderedDict
 
@@ -108,7 +109,8 @@ class PreparedPlan:
                 if not view and (into or not backend.is_view(result)):  # `run_call`'s count
                     called += 1
                     self.called_bytes += result.nbytes if how in ("call", "full") else 0
-                self.steps.append((index, how, getattr(backend, step.op)))
+                self.steps.append((index, how, getattr(backend, step.op), _taker(step.inputs),
+                                   step.output))
                 continue
             outputs = []  # slots written anew at each call: (slot, its Slot, readers)
             for slot in step.outputs:
@@ -121,7 +123,7 @@ class PreparedPlan:
                     info = plan.slots[slot]
                     self.static[slot] = backend.empty(info.shape, info.dtype)
             if record is None:  # nothing to compute
-                self.steps.append((None, outputs, [], [], 0, index))
+                self.steps.append((None, outputs, [], [], 0, index, ()))
                 continue
             kernel, variant, shape, targets, views = record
             if not _compiled(kernel):  # tiered: the CPU kernel, once compiled
@@ -150,7 +152,8 @@ class PreparedPlan:
             for position, slot, spec, _ in holes:
                 probe[position] = _view(backend, arrays[slot], spec)
             self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
-                               outputs, arguments, holes, len(step.outputs) + 1, index))
+                               outputs, arguments, holes, len(step.outputs) + 1, index,
+                               tuple(p for p, _, _, cached in holes if cached is None)))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
@@ -210,28 +213,27 @@ class PreparedPlan:
                 last = self.uploaded[slot] = host, upload(plan, slot, host)
             arrays[slot] = last[1]
         for step in self.steps:
-            if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
-                index, how, fn = step
-                call = template[index]
-                arg = call.arg if values is None or values[index] is None else \
-                    call.bound_arg(values[index])
-                if how == "into":
-                    fn(*[arrays[s] for s in call.inputs], arg, out=arrays[call.output])
-                elif how == "recycled":
-                    array = kept[call.output]
-                    if array is not None and _unused(array, self.readers[call.output], bases):
-                        fn(*[arrays[s] for s in call.inputs], arg, out=array)
+            if len(step) == 5:  # a call (counted with the plan), by the backend's `fn`
+                index, how, fn, take, output = step
+                arg = template[index].arg if values is None or values[index] is None else \
+                    template[index].bound_arg(values[index])
+                if how == "recycled":
+                    array = kept[output]
+                    if array is not None and _unused(array, self.readers[output], bases):
+                        fn(*take(arrays), arg, out=array)
                     else:
-                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
+                        array = kept[output] = fn(*take(arrays), arg)
                         allocated += array.nbytes
-                    arrays[call.output] = array
+                    arrays[output] = array
                 elif how == "full":
-                    info = plan.slots[call.output]
-                    arrays[call.output] = fn(info.shape, arg, info.dtype)
-                else:
-                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
+                    info = plan.slots[output]
+                    arrays[output] = fn(info.shape, arg, info.dtype)
+                elif how == "into":
+                    fn(*take(arrays), arg, out=arrays[output])
+                else:  # a call, or a view
+                    arrays[output] = fn(*take(arrays), arg)
                 continue
-            kernel, outputs, arguments, holes, threads_at, index = step
+            kernel, outputs, arguments, holes, threads_at, index, uncached = step
             for slot, info, readers in outputs:
                 array = kept[slot]
                 if array is None or not _unused(array, readers, bases):
@@ -254,9 +256,8 @@ class PreparedPlan:
                     if cached is not None:
                         bases[cached] = base
             kernel(*arguments)
-            for position, _, _, cached in holes:
-                if cached is None:
-                    arguments[position] = None
+            for position in uncached:
+                arguments[position] = None
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
 
@@ -265,7 +266,7 @@ class PreparedPlan:
         self.kept = [None] * len(self.kept)
         self.uploaded.clear()
         for step in self.steps:
-            if len(step) != 3:
+            if len(step) != 5:
                 for position, _, _, cached in step[3]:
                     if cached is not None:
                         step[2][position] = None
@@ -297,6 +298,13 @@ def _unused(array, readers: list[int], bases: list) -> bool:
         if bases[h] is array:
             ours += 2
     return sys.getrefcount(array) == ours
+
+
+def _taker(inputs: tuple[int, ...]):
+    """A function of the slots' arrays that gives those at `inputs`, as a tuple."""
+    if len(inputs) > 1:
+        return operator.itemgetter(*inputs)
+    return (lambda arrays: ()) if not inputs else (lambda arrays, i=inputs[0]: (arrays[i],))
 
 
 def _layout(array) -> tuple:
