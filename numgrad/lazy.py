@@ -22,11 +22,13 @@ class LazyBuffer:
     arrays. ``arg`` holds the operation's static argument (axes, a shape, an
     index key, a constant's value). ``sig`` is the engine's number for what the node
     is, less its sources (`numgrad.engine.reuse.signature`), found when first walked
-    (or given by the backward recipe that made it again).
+    (or given by the backward recipe that made it again). ``key_view``, set only on a
+    computed value used as an index, is the read-only view of it that keys are made of
+    (`numgrad.primitives.key_array`).
     """
 
     __slots__ = ("op", "srcs", "arg", "shape", "dtype", "device", "realized", "depth",
-                 "sig", "__weakref__")
+                 "sig", "key_view", "__weakref__")
 
     def __init__(self, op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape: tuple[int, ...],
                  dtype: np.dtype, device, realized=None):

@@ -121,6 +121,16 @@ def _lead_key(g, out, key) -> tuple:
     return (slice(None),) * (g.ndim - out.ndim) + key
 
 
+def _expand_vjp(g, out, x, shape):
+    """The sum over the axes the expand added or stretched (a batched gradient's own
+    axes lead; those the expand added come after them)."""
+    lead = _lead(g, out)
+    added = out.ndim - x.ndim
+    if lead and added:
+        g = g.sum(tuple(range(len(lead), len(lead) + added)))
+    return (g._sum_to_shape(lead + x.shape),)
+
+
 def _sum_vjp(g, out, x, axes):
     lead = _lead(g, out)
     return (g.reshape(lead + _keepdims(x.shape, axes)).broadcast_to(lead + x.shape),)
@@ -300,8 +310,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("reshape", MOVEMENT,
       vjp=lambda g, out, x, shape: (g.reshape(_lead(g, out) + x.shape),)),
     P("permute", MOVEMENT, vjp=_permute_vjp),
-    P("expand", MOVEMENT,
-      vjp=lambda g, out, x, shape: (g._sum_to_shape(_lead(g, out) + x.shape),)),
+    P("expand", MOVEMENT, vjp=_expand_vjp),
     P("index", MOVEMENT, vjp=_index_vjp),
     P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[_lead_key(g, out, arg[0])],)),
     P("index_put", MOVEMENT, vjp=_index_put_vjp),

@@ -264,10 +264,10 @@ def _permute(x: TensorBase, axes: tuple[int, ...]):
 
 
 def _broadcast_to(x: TensorBase, shape: tuple[int, ...]):
+    """`x` broadcast to `shape`: one expand, which adds the leading axes too (a bias
+    added to a batch records one node, as NumPy makes one view)."""
     if broadcast_shapes(x.shape, shape) != shape:
         raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to {shape}")
-    if x.ndim < len(shape):
-        x = _reshape(x, (1,) * (len(shape) - x.ndim) + x.shape)
     return _apply("expand", (x,), shape, shape, x.dtype)
 
 
@@ -319,15 +319,10 @@ def key_array(index: TensorBase) -> np.ndarray:
         return _frozen(index.numpy())
     index._read(_VALUE_READ)
     buf = index._buf
-    view = _TENSOR_KEYS.get(buf)
-    if view is None:
-        view = _TENSOR_KEYS[buf] = _frozen(buf.realized.view())
+    view = getattr(buf, "key_view", None)  # (a loop indexing by the same tensor indexes
+    if view is None:                       # by the same array, whose upload is kept)
+        view = buf.key_view = _frozen(buf.realized.view())
     return view
-
-
-#: Per CPU tensor value used as a key: its view `key_array` made (a loop indexing by
-#: the same tensor then indexes by the same array, whose upload is kept)
-_TENSOR_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 #: The arrays keys made (`_frozen`), by id: never changed, so never copied again.

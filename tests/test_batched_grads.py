@@ -20,6 +20,7 @@ PROGRAMS = {
     "reductions": lambda x: ng.stack([x.sum(0), x.max(0), x.prod(0), x.mean(0)]),
     "movement": lambda x: x.T.reshape(2, 6)[:, ::2] * 2,
     "broadcast": lambda x: x.sum(1, keepdims=True) * x,
+    "broadcast_adding_axes": lambda x: x[0] * ng.tensor(rng.standard_normal((2, 5, 4))),
     "gather_concat": lambda x: ng.concatenate([x[[0, 0, 2]], x[1:]], axis=0).var(axis=1),
     "setitem_like": lambda x: x.index_put((slice(0, 1),), 0.0) * x,
 }

@@ -140,10 +140,13 @@ def test_cross_entropy_checks_its_arguments():
         F.cross_entropy(x, LABELS)
 
 
-def test_one_tensor_of_labels_is_checked_once_and_bad_labels_at_every_call(monkeypatch):
-    # A loop over one batch of labels reads their range once (a tensor's labels index by
-    # one key array while the tensor lives, and it never changes); labels out of range
-    # raise at every call, negative ones included.
+@pytest.mark.parametrize("kept_from, passes", [(1, 1), (len(LABELS) + 1, 3)])
+def test_one_large_tensor_of_labels_is_checked_once_and_bad_labels_at_every_call(
+        monkeypatch, kept_from, passes):
+    # A loop over one large batch of labels reads their range once (a tensor's labels
+    # index by one key array while the tensor lives, and it never changes); a small one
+    # (under `_KEPT_FROM` labels) is read at every call, which costs less than keeping
+    # its result. Labels out of range raise at every call, negative ones included.
     reads = []
 
     class Counting(dict):
@@ -152,11 +155,12 @@ def test_one_tensor_of_labels_is_checked_once_and_bad_labels_at_every_call(monke
             return super().get(*args)
 
     monkeypatch.setattr(F, "_UNSIGNED", Counting(F._UNSIGNED))
+    monkeypatch.setattr(F, "_KEPT_FROM", kept_from)
     x, labels = ng.tensor(LOGITS), ng.tensor(LABELS)
     for _ in range(3):
         assert_allclose(F.cross_entropy(x, labels).item(),
                         np.mean(np_cross_entropy(LOGITS, LABELS)), rtol=RTOL)
-    assert len(reads) == 1
+    assert len(reads) == passes
     for bad in ([0, 1, 3, 0], [0, -1, 2, 0]):
         labels = ng.tensor(bad)
         for _ in range(2):

@@ -56,9 +56,13 @@ def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     if kind in ELEMENTWISE or kind == REDUCE or is_unit_reshape(buf):
         return True
     if buf.op.name in ("expand", "permute"):
-        # Computed per element of the result: only cheap sources, never a buffer.
+        # Computed per element of the result: only cheap sources, never a buffer; but
+        # an expand that adds axes to a computed value is read through, as a unit
+        # reshape of it (free) and an expand of that are.
         src = buf.srcs[0]
-        return not src.is_realized and weight.get(id(src), 0) <= RECOMPUTE_LIMIT
+        if src.is_realized:
+            return buf.op.name == "expand" and len(buf.shape) > len(src.shape)
+        return weight.get(id(src), 0) <= RECOMPUTE_LIMIT
     return gather_key(buf) is not None
 
 

@@ -143,17 +143,25 @@ def _pick(logits: Tensor, target: Tensor, axis: int, n_classes: int, expected) -
 
 def _largest(target: Tensor, labels: np.ndarray) -> int:
     """The largest of `labels` (`target`'s value) read unsigned, so that a negative label
-    is larger than any class index: one pass, and none again while `target`'s value
-    lives (a loop over one batch of labels; a tensor's value never changes)."""
-    largest = _LARGEST.get(target._buf)
+    is larger than any class index: one pass, and for a large batch none again while
+    `target`'s value lives (a loop over one batch of labels; a tensor's value never
+    changes). A small batch is read again: that costs less than keeping its result."""
+    if not labels.size:
+        return -1
+    large = labels.size >= _KEPT_FROM
+    largest = _LARGEST.get(target._buf) if large else None
     if largest is None:
         unsigned = labels.view(_UNSIGNED.get(labels.dtype, labels.dtype))
-        largest = _LARGEST[target._buf] = int(unsigned.max()) if labels.size else -1
+        largest = unsigned.item(unsigned.argmax())  # (a quarter of max()'s cost)
+        if large:
+            _LARGEST[target._buf] = largest
     return largest
 
 
-#: per tensor value of labels checked, while it lives: its largest, read unsigned
+#: per tensor value of `_KEPT_FROM` labels or more checked, while it lives: its
+#: largest, read unsigned
 _LARGEST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_KEPT_FROM = 4096
 _UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
