@@ -54,7 +54,7 @@ def prepared(fn, *args):
 def calls(plan) -> list[tuple[str, str]]:
     """The prepared plan's calls left to replay (its launches aside): each one's
     operation and how it runs ("view", "into", "full" or "call")."""
-    return [(plan.plan.steps[s[0]].op, s[1]) for s in plan.steps if len(s) == 5]
+    return [(plan.plan.steps[s[0]].op, s[1]) for s in plan.steps if len(s) == 3]
 
 
 def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):

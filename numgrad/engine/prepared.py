@@ -27,7 +27,6 @@ runs; older ones let go of them.
 from __future__ import annotations
 
 import math
-import operator
 import sys
 from collections import OrderedDict
 
@@ -36,6 +35,7 @@ import numpy as np
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
 from numgrad.engine.steps import Call, Launch, Schedule
+from numgrad.engine.unrolled import unrolled
 from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
 
@@ -109,8 +109,7 @@ class PreparedPlan:
                 if not view and (into or not backend.is_view(result)):  # `run_call`'s count
                     called += 1
                     self.called_bytes += result.nbytes if how in ("call", "full") else 0
-                self.steps.append((index, how, getattr(backend, step.op), _taker(step.inputs),
-                                   step.output))
+                self.steps.append((index, how, getattr(backend, step.op)))
                 continue
             outputs = []  # slots written anew at each call: (slot, its Slot, readers)
             for slot in step.outputs:
@@ -123,7 +122,7 @@ class PreparedPlan:
                     info = plan.slots[slot]
                     self.static[slot] = backend.empty(info.shape, info.dtype)
             if record is None:  # nothing to compute
-                self.steps.append((None, outputs, [], [], 0, index, ()))
+                self.steps.append((None, outputs, [], [], 0, index))
                 continue
             kernel, variant, shape, targets, views = record
             if not _compiled(kernel):  # tiered: the CPU kernel, once compiled
@@ -152,12 +151,15 @@ class PreparedPlan:
             for position, slot, spec, _ in holes:
                 probe[position] = _view(backend, arrays[slot], spec)
             self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
-                               outputs, arguments, holes, len(step.outputs) + 1, index,
-                               tuple(p for p, _, _, cached in holes if cached is None)))
+                               outputs, arguments, holes, len(step.outputs) + 1, index))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched + called, cache_hits=launched)
+        #: the steps written out as one function (`numgrad.engine.unrolled`)
+        self.replay = unrolled(self.steps, plan.template, plan.slots, self.readers,
+                               self.called_bytes, dict(unused=_unused, view=_view,
+                                                       backend=backend, empty=backend.empty))
 
     def _cached(self, plan: Schedule, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
@@ -198,12 +200,8 @@ class PreparedPlan:
         rebound to another graph of its structure) if given; returns the array of
         every slot (those the caller needs are new arrays, or recycled ones that
         nothing refers to)."""
-        threads = self.threads()
         plan = plan or self.plan
-        # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
-        template, values = plan.template, plan.values
-        arrays, empty, backend = list(self.static), self.empty, self.backend
-        kept, bases, allocated = self.kept, self.bases, self.called_bytes
+        arrays = list(self.static)
         _hold(self)
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
@@ -212,52 +210,8 @@ class PreparedPlan:
             if last is None or last[0] is not host:  # (the same index: the same upload)
                 last = self.uploaded[slot] = host, upload(plan, slot, host)
             arrays[slot] = last[1]
-        for step in self.steps:
-            if len(step) == 5:  # a call (counted with the plan), by the backend's `fn`
-                index, how, fn, take, output = step
-                arg = template[index].arg if values is None or values[index] is None else \
-                    template[index].bound_arg(values[index])
-                if how == "recycled":
-                    array = kept[output]
-                    if array is not None and _unused(array, self.readers[output], bases):
-                        fn(*take(arrays), arg, out=array)
-                    else:
-                        array = kept[output] = fn(*take(arrays), arg)
-                        allocated += array.nbytes
-                    arrays[output] = array
-                elif how == "full":
-                    info = plan.slots[output]
-                    arrays[output] = fn(info.shape, arg, info.dtype)
-                elif how == "into":
-                    fn(*take(arrays), arg, out=arrays[output])
-                else:  # a call, or a view
-                    arrays[output] = fn(*take(arrays), arg)
-                continue
-            kernel, outputs, arguments, holes, threads_at, index, uncached = step
-            for slot, info, readers in outputs:
-                array = kept[slot]
-                if array is None or not _unused(array, readers, bases):
-                    array = empty(info.shape, info.dtype)
-                    allocated += array.nbytes
-                    if readers is not None:
-                        kept[slot] = array
-                arrays[slot] = array
-            if kernel is None:
-                continue
-            # (The argument list is the plan's: filled in and used; the views of small
-            # arrays stay in it, those of large ones are emptied again.)
-            arguments[threads_at] = threads
-            if values is not None and (args := values[index]) is not None:
-                arguments[-len(args):] = args  # (unboxing them first costs more)
-            for position, slot, spec, cached in holes:
-                base = arrays[slot]
-                if cached is None or bases[cached] is not base:
-                    arguments[position] = _view(backend, base, spec)
-                    if cached is not None:
-                        bases[cached] = base
-            kernel(*arguments)
-            for position in uncached:
-                arguments[position] = None
+        # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
+        allocated = self.replay(arrays, plan.values, self.threads(), self.kept, self.bases)
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
 
@@ -266,7 +220,7 @@ class PreparedPlan:
         self.kept = [None] * len(self.kept)
         self.uploaded.clear()
         for step in self.steps:
-            if len(step) != 5:
+            if len(step) != 3:
                 for position, _, _, cached in step[3]:
                     if cached is not None:
                         step[2][position] = None
@@ -298,13 +252,6 @@ def _unused(array, readers: list[int], bases: list) -> bool:
         if bases[h] is array:
             ours += 2
     return sys.getrefcount(array) == ours
-
-
-def _taker(inputs: tuple[int, ...]):
-    """A function of the slots' arrays that gives those at `inputs`, as a tuple."""
-    if len(inputs) > 1:
-        return operator.itemgetter(*inputs)
-    return (lambda arrays: ()) if not inputs else (lambda arrays, i=inputs[0]: (arrays[i],))
 
 
 def _layout(array) -> tuple:
