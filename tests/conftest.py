@@ -36,6 +36,20 @@ def numba_cpu(monkeypatch):
     return cpu
 
 
+@pytest.fixture(scope="module", params=["stepwise", "unrolled"] if
+                os.environ.get("NUMGRAD_TEST_DEVICE", "cpu") == "cpu" else ["stepwise"])
+def replay_mode(request):
+    """A module's tests twice: prepared replays run step by step, and written out from
+    the first (`numgrad.engine.prepared.UNROLL_AT`). (Plans are prepared on the CPU
+    only: on CUDA, once.)"""
+    from numgrad.engine import prepared
+
+    default = prepared.UNROLL_AT
+    prepared.UNROLL_AT = 10**9 if request.param == "stepwise" else 1
+    yield request.param
+    prepared.UNROLL_AT = default
+
+
 def pytest_terminal_summary(terminalreporter):
     """Report the suite's compile bill: kernels compiled vs loaded from the disk cache."""
     from numgrad.engine.counters import total

@@ -21,7 +21,7 @@ from numgrad.engine.schedule import schedule
 
 # Prepared plans are for the CPU target's compiled kernels (the interpreter's and CUDA's
 # plans run step by step: the SPEC tests in test_jit.py cover those).
-pytestmark = pytest.mark.usefixtures("numba_cpu")
+pytestmark = pytest.mark.usefixtures("numba_cpu", "replay_mode")
 
 RTOL = 1e-12
 rng = np.random.default_rng(5)

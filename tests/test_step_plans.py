@@ -21,6 +21,9 @@ F = ng.nn.functional
 rng = np.random.default_rng(5)
 ROWS, SIZES = 8, (5, 6, 3)
 
+# Every test twice: prepared replays run step by step, and written out.
+pytestmark = pytest.mark.usefixtures("replay_mode")
+
 
 def _params():
     r = np.random.default_rng(1)
@@ -86,8 +89,9 @@ def _mlp_loop(labels_at=None):
 
 def test_a_training_loop_runs_its_passes_as_plans_with_the_same_values():
     replayed = _compare(_mlp_loop)
-    # the first pass starts the tape; the second records the plan; the rest run it
-    assert replayed == [0, 0] + [1] * 6
+    # the first pass records the plan (or, on a thread's first, starts the tape and the
+    # second records it); the rest run it
+    assert replayed[0] == 0 and replayed[2:] == [1] * 6
 
 
 def test_new_labels_at_every_step_are_bound_into_the_plan():
@@ -219,7 +223,7 @@ def test_an_index_that_would_need_wrapping_runs_as_before():
             return x.grad.numpy()
         return loop
 
-    assert _compare(make) == [0, 0, 1, 1, 1, 1, 0, 0]
+    assert _compare(make)[2:] == [1, 1, 1, 1, 0, 0]
 
 
 def test_a_replayed_pass_frees_the_saved_values_and_computes_what_it_returns():

@@ -46,6 +46,12 @@ _holding: OrderedDict[PreparedPlan, None] = OrderedDict()
 #: recycles them its own way, and are not held between runs).
 RECYCLED_BYTES = MIN_BYTES
 
+#: A prepared plan runs its steps one by one until its `UNROLL_AT`-th replay, and as
+#: one function written out from then on (`numgrad.engine.unrolled`): writing it out
+#: costs about 10 us per line of it (a few ms for a training step's plan), which only a
+#: plan replayed many times earns back (a few us per replay).
+UNROLL_AT = 32
+
 #: Calls whose result may be a view of their first input
 _MOVEMENTS = ("reshape", "permute", "expand", "index")
 
@@ -156,10 +162,9 @@ class PreparedPlan:
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched + called, cache_hits=launched)
-        #: the steps written out as one function (`numgrad.engine.unrolled`)
-        self.replay = unrolled(self.steps, plan.template, plan.slots, self.readers,
-                               self.called_bytes, dict(unused=_unused, view=_view,
-                                                       backend=backend, empty=backend.empty))
+        #: the replays run so far step by step, and then (from the `UNROLL_AT`-th) the
+        #: steps written out as one function (`numgrad.engine.unrolled`)
+        self.replays, self.unrolled = 0, None
 
     def _cached(self, plan: Schedule, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
@@ -210,10 +215,78 @@ class PreparedPlan:
             if last is None or last[0] is not host:  # (the same index: the same upload)
                 last = self.uploaded[slot] = host, upload(plan, slot, host)
             arrays[slot] = last[1]
+        replay = self.unrolled
+        if replay is None:
+            self.replays += 1
+            replay = self._unroll() if self.replays >= UNROLL_AT else self._stepwise
         # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
-        allocated = self.replay(arrays, plan.values, self.threads(), self.kept, self.bases)
+        allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
+
+    def _unroll(self):
+        """The steps written out as one function, kept (`numgrad.engine.unrolled`)."""
+        backend = self.backend
+        self.unrolled = unrolled(self.steps, self.plan.template, self.plan.slots,
+                                 self.readers, self.called_bytes,
+                                 dict(unused=_unused, view=_view, backend=backend,
+                                      empty=backend.empty))
+        return self.unrolled
+
+    def _stepwise(self, arrays: list, values, threads: int, kept: list, bases: list) -> int:
+        """Run the steps one by one over `arrays` (`unrolled`'s function, interpreted:
+        the same arguments and result)."""
+        template, empty, backend = self.plan.template, self.empty, self.backend
+        allocated = self.called_bytes
+        for step in self.steps:
+            if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
+                index, how, fn = step
+                call = template[index]
+                arg = call.arg if values is None or values[index] is None else \
+                    call.bound_arg(values[index])
+                if how == "into":
+                    fn(*[arrays[s] for s in call.inputs], arg, out=arrays[call.output])
+                elif how == "recycled":
+                    array = kept[call.output]
+                    if array is not None and _unused(array, self.readers[call.output], bases):
+                        fn(*[arrays[s] for s in call.inputs], arg, out=array)
+                    else:
+                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
+                        allocated += array.nbytes
+                    arrays[call.output] = array
+                elif how == "full":
+                    info = self.plan.slots[call.output]
+                    arrays[call.output] = fn(info.shape, arg, info.dtype)
+                else:
+                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
+                continue
+            kernel, outputs, arguments, holes, threads_at, index = step
+            for slot, info, readers in outputs:
+                array = kept[slot]
+                if array is None or not _unused(array, readers, bases):
+                    array = empty(info.shape, info.dtype)
+                    allocated += array.nbytes
+                    if readers is not None:
+                        kept[slot] = array
+                arrays[slot] = array
+            if kernel is None:
+                continue
+            # (The argument list is the plan's: filled in and used; the views of small
+            # arrays stay in it, those of large ones are emptied again.)
+            arguments[threads_at] = threads
+            if values is not None and (args := values[index]) is not None:
+                arguments[-len(args):] = args  # (unboxing them first costs more)
+            for position, slot, spec, cached in holes:
+                base = arrays[slot]
+                if cached is None or bases[cached] is not base:
+                    arguments[position] = _view(backend, base, spec)
+                    if cached is not None:
+                        bases[cached] = base
+            kernel(*arguments)
+            for position, _, _, cached in holes:
+                if cached is None:
+                    arguments[position] = None
+        return allocated
 
     def let_go(self) -> None:
         """Drop the arrays kept from the last run (the next one allocates afresh)."""

@@ -6,8 +6,10 @@ one by one costs a loop over the steps, their holes and outputs, and tuple unpac
 and branches, at every step, which is a large part of a small eager step's replay.
 `unrolled` writes those steps out, in order, as the statements each needs, with
 slots read by number (``a[3]``) and what the steps hold (functions, argument lists,
-shapes, views) bound by name. What a step does stays `PreparedPlan`'s to say; this
-module only writes it out.
+shapes, views) bound by name. What a step does stays `PreparedPlan`'s to say (its
+`_stepwise` runs the same steps one by one, until the plan has been replayed often
+enough to earn back the compile: `numgrad.engine.prepared.UNROLL_AT`); this module
+only writes them out.
 """
 
 from __future__ import annotations
