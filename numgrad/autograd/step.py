@@ -166,17 +166,17 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
             return None
         described.append((buf.shape, buf.dtype, buf.device.type))
     returned = inputs is not None
-    targets = []
+    leaves = []
     for node in taken.outside_nodes:  # only leaves with no hooks (and, for backward,
         leaf = node.leaf() if type(node) is AccumulateGrad else None  # no .grad yet)
         if leaf is None or node.hooks or node.retained is not None or \
                 not returned and leaf._grad is not None:
             return None
-        targets.append(leaf)
+        leaves.append(leaf)
     for node in taken.node_at:
         if node.hooks or node.retained is not None:
             return None
-    refs = None
+    targets, refs = leaves, None  # (backward: the gradients go to the leaves)
     if returned:  # where each input's gradient goes: a tape node, or a leaf's
         targets = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
         outside_nodes = {node: -1 - k for k, node in enumerate(taken.outside_nodes)}
