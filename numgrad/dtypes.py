@@ -56,3 +56,14 @@ def to_float(dtype: np.dtype) -> np.dtype:
     so bool also gives float64.
     """
     return dtype if is_float(dtype) else float64
+
+
+#: The Python type of each supported dtype's NumPy scalars
+_PYTHON = {np.bool_: bool, np.int32: int, np.int64: int, np.float32: float, np.float64: float}
+
+
+def python_scalar(value: np.generic) -> bool | int | float:
+    """A NumPy scalar of a supported dtype as the Python scalar ``value.item()`` gives,
+    converted directly: NumPy 2's ``item`` costs 0.2-0.4 us on a scalar, ten times as
+    much (a scalar loop reads one per constant)."""
+    return _PYTHON[type(value)](value)

@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from numgrad.dtypes import python_scalar
 from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY, Primitive
 from numgrad.tape import TAPE
 
@@ -93,9 +94,7 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             folds = False
     if folds and foldable(op):
         buf = LazyBuffer.const(fold(op, [s.arg for s in srcs], dtype), shape, dtype, device)
-    elif depth > 1 or shape and shape[-1] != 1 or op.kind not in _AT_ONCE_KINDS or \
-            not AT_ONCE or TRACING or shape.count(1) != len(shape) or \
-            device.type != "cpu" or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
+    elif depth > 1 or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
@@ -150,33 +149,38 @@ AT_ONCE = True
 #: Whether a thread traces for ng.jit (set by `numgrad.tracing`).
 TRACING = False
 _AT_ONCE_KINDS = frozenset({UNARY, BINARY, TERNARY})
+#: The dtypes of the operands computed at once: floating and boolean
+_SCALAR_DTYPES = frozenset({np.dtype(t) for t in (np.float32, np.float64, np.bool_)})
 #: per primitive name: (the row, its expression as a Python function)
 _expressions: dict[str, tuple[Primitive, object]] = {}
 
 
 def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
-    """`op` on `srcs`, computed into a realized buffer; None if an operand is not
+    """`op` on `srcs` (none deeper than 1), computed into a realized buffer if `op` is
+    computed at once (`AT_ONCE`) there; None if not, or if an operand is not
     computed, or is neither floating nor boolean (integers wrap in kernels)."""
-    values = []
-    for s in srcs:
-        if s.dtype.kind not in "fb":
-            return None
-        if s.realized is not None:
-            values.append(s.realized.item())
-        elif s.op.kind == CONST:
-            values.append(s.arg.item())
-        else:
-            return None
+    if shape and shape.count(1) != len(shape) or not AT_ONCE or TRACING or \
+            device.type != "cpu":
+        return None
     known = _expressions.get(op.name)
     if known is None or known[0] is not op:  # (a row replaced at run time: its own)
-        if not op.expr:
+        if op.kind not in _AT_ONCE_KINDS or not op.expr:
             return None
         # (the table's own code, as the kernel generator inlines it)
         known = _expressions[op.name] = op, eval(
             f"lambda {', '.join('xyz'[:len(srcs)])}: {op.expr}", {"math": math, "np": np})
-    try:
-        value = known[1](*values)
-        return computed(value, shape, dtype, device)
+    values = []
+    for s in srcs:
+        if s.dtype not in _SCALAR_DTYPES:
+            return None
+        if s.realized is not None:
+            values.append(s.realized.item())
+        elif s.op.kind == CONST:
+            values.append(python_scalar(s.arg))
+        else:
+            return None
+    try:  # (a complex value raises in `computed`)
+        return computed(known[1](*values), shape, dtype, device)
     except (ArithmeticError, ValueError, TypeError):
         with np.errstate(all="ignore"):
             return computed(op.ref(*values), shape, dtype, device)
@@ -186,9 +190,14 @@ def computed(value, shape, dtype: np.dtype, device) -> LazyBuffer:
     """A realized buffer of one element, `value` (a Python or NumPy scalar) as `dtype`."""
     array = np.array(value, dtype)
     buf = _new(LazyBuffer)  # (LazyBuffer.load written out: one per scalar computed)
-    buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _LOAD, (), None, tuple(shape), dtype
-    buf.device, buf.realized, buf.depth, buf.sig = device, \
-        array.reshape(shape) if shape else array, 0, None
+    buf.op = _LOAD
+    buf.srcs = ()
+    buf.arg = buf.sig = None
+    buf.shape = shape = tuple(shape)
+    buf.dtype = dtype
+    buf.device = device
+    buf.realized = array.reshape(shape) if shape else array
+    buf.depth = 0
     return buf
 
 

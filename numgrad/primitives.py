@@ -28,38 +28,53 @@ from numgrad.tensor_base import _VALUE_READ, TensorBase
 
 # ---- the one place operations are recorded -----------------------------------------
 
+_new = object.__new__
+
+
 def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
            device: Device | None = None):
     """Record primitive `name` on `inputs`: a lazy value and, if needed, a history node.
 
     The inputs share one device; the result is there too, unless `device` says
-    otherwise (a copy between devices). This runs for every recorded operation, so
-    it takes one pass over the inputs and builds its objects directly.
+    otherwise (a copy between devices).
     """
-    op = TABLE[name]
     if tracing.ACTIVE:
         tracing.saw(inputs)
-    bufs, history = [], False
+    bufs, nodes = [], []
     source = inputs[0]._buf.device
     for t in inputs:
         buf = t._buf
         if buf.device is not source and buf.device != source:
-            raise RuntimeError(
-                f"{name} got tensors on different devices, '{source}' and '{t.device}'; "
-                f"move them with .to() first")
+            raise _devices(name, source, buf.device)
         bufs.append(buf)
-        if t._node is not None:
-            history = True
-    bufs = tuple(bufs)
-    buf = lazy.make(op, bufs, arg, shape, dtype, device or source)
-    node = OpNode(op, arg, inputs, bufs, buf) if history and op.vjp is not None \
-        and dtype.kind == "f" and is_grad_enabled() else None
+        nodes.append(t._node)
+    return _record(TABLE[name], arg, tuple(bufs), tuple(nodes), type(inputs[0]), shape,
+                   dtype, device or source)
+
+
+def _record(op, arg, bufs: tuple, nodes: tuple, cls, shape, dtype, device):
+    """A tensor of class `cls` with `op`'s value on `bufs` (the inputs' values) and, when
+    grad mode is on and one of the inputs' history `nodes` is not None, its own.
+
+    This runs for every recorded operation: it builds its objects directly.
+    """
+    buf = lazy.make(op, bufs, arg, shape, dtype, device)
+    node = OpNode(op, arg, nodes, bufs, buf) if op.vjp is not None and dtype.kind == "f" \
+        and nodes.count(None) != len(nodes) and is_grad_enabled() else None
     if node is not None and TAPE.on:
         TAPE.node(node)
-    out = type(inputs[0])._wrap(buf, node)
+    out = _new(cls)  # (TensorBase._wrap written out)
+    out._buf, out._node, out._grad = buf, node, None
+    if tracing.ACTIVE:
+        tracing.wrapped(out)
     if buf.depth > MAX_DEPTH:
         engine.realize(buf)
     return out
+
+
+def _devices(name: str, one: Device, other: Device) -> RuntimeError:
+    return RuntimeError(f"{name} got tensors on different devices, '{one}' and '{other}'; "
+                        f"move them with .to() first")
 
 
 # ---- data and constants ------------------------------------------------------------
@@ -156,17 +171,21 @@ def _elementwise(name: str, *operands):
 
     This runs for every recorded operation, so the common case (tensors and Python
     scalars) takes one pass: the dtypes come from `_signatures`, tensors of one shape
-    and the right dtype go straight to `_apply`, and scalars become constants of the
+    and the right dtype are recorded as they are, and scalars become constants of the
     result's shape directly.
     """
     key, like, shape, same_shape = [name], None, None, True
     for o in operands:
         if isinstance(o, TensorBase):
-            key.append(o._buf.dtype)
+            buf = o._buf
+            key.append(buf.dtype)
             if like is None:
-                like, shape = o, o._buf.shape
-            elif o._buf.shape != shape:
-                same_shape = False
+                like, shape, device = o, buf.shape, buf.device
+            else:
+                if buf.shape != shape:
+                    same_shape = False
+                if buf.device is not device and buf.device != device:
+                    raise _devices(name, device, buf.device)
         elif isinstance(o, _SCALARS) or isinstance(o, numbers.Number):
             key.append(type(o))
         else:  # data (arrays, lists) is loaded as a tensor first
@@ -175,23 +194,27 @@ def _elementwise(name: str, *operands):
     if signature is None:
         signature = _signatures[tuple(key)] = _signature(TABLE[name], operands)
     dtype, out_dtype, as_is = signature
-    if as_is and same_shape:
-        return _apply(name, operands, None, shape, out_dtype)
     if not same_shape:
         shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
-    wrap, device, ternary = like._wrap, like._buf.device, TABLE[name].kind == TERNARY
-    inputs = []
+    if tracing.ACTIVE:
+        tracing.saw([o for o in operands if isinstance(o, TensorBase)])
+    op = TABLE[name]
+    bufs, nodes = [], []
     for o in operands:
-        want = dtypes.bool_ if not inputs and ternary else dtype
         if not isinstance(o, TensorBase):
-            o = wrap(LazyBuffer.const(o, shape, want, device))
-        else:
+            want = dtypes.bool_ if not bufs and op.kind == TERNARY else dtype
+            bufs.append(LazyBuffer.const(o, shape, want, device))
+            nodes.append(None)
+            continue
+        if not as_is:
+            want = dtypes.bool_ if not bufs and op.kind == TERNARY else dtype
             if o._buf.dtype is not want and o._buf.dtype != want:
                 o = _cast(o, want)
-            if not same_shape and o._buf.shape != shape:
-                o = _broadcast_to(o, shape)
-        inputs.append(o)
-    return _apply(name, tuple(inputs), None, shape, out_dtype)
+        if not same_shape and o._buf.shape != shape:
+            o = _broadcast_to(o, shape)
+        bufs.append(o._buf)
+        nodes.append(o._node)
+    return _record(op, None, tuple(bufs), tuple(nodes), type(like), shape, out_dtype, device)
 
 
 def _load_data(operands) -> list:

@@ -66,7 +66,7 @@ class Tape(threading.local):
     def node(self, node) -> None:
         """Note the history node `node`, just made (of an output computed at once, as a
         scalar loop's are: stop, that loop records no step)."""
-        if node.saved[1].realized is None:
+        if node.out.realized is None:
             self.nodes.append(node)
         else:
             self.stop()
@@ -102,7 +102,7 @@ class Tape(threading.local):
         outside_nodes: dict = {}
         nodes = []
         for node in self.nodes:
-            position = where.get(node.saved[1]) if node.saved is not None else None
+            position = where.get(node.out) if node.out is not None else None
             if position is None:  # (freed by a pass, or made before a realization)
                 return None
             entry = [position]

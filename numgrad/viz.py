@@ -59,7 +59,7 @@ def _autograd(tensor) -> list[str]:
             shape = _shape(leaf.shape) if leaf is not None else "freed"
             label, color = f"AccumulateGrad\nleaf {shape}", "#d1e7dd"
         elif isinstance(node, OpNode) and node.saved is not None:
-            label += f"\n-> {_shape(node.saved[1].shape)}"
+            label += f"\n-> {_shape(node.out.shape)}"
         elif isinstance(node, OpNode):
             label += "\n(saved values freed)"
         if node.retained is not None:

@@ -15,7 +15,7 @@ def test_an_elementwise_op_records_one_node_whose_history_shares_its_sources():
     assert z._buf.op.name == "multiply"
     assert z._buf.srcs == (x._buf, y._buf)
     assert z._buf.depth == 1  # its sources are computed
-    bufs, out = z._node.saved
+    bufs, out = z._node.saved, z._node.out
     assert bufs is z._buf.srcs and out is z._buf
     assert z._node.next == (x._node, None)
 

@@ -110,6 +110,22 @@ def test_grad_mode_is_per_thread_and_no_grad_threads_run_beside_recording_ones()
     assert ng.is_grad_enabled()
 
 
+def test_a_thread_that_ends_in_no_grad_leaves_grad_mode_as_it_is_elsewhere():
+    """Grad mode reads a count of the threads that turned it off (`grad_mode._off`): a
+    thread that ends with it off, and nested or repeated switches, change no other
+    thread's mode."""
+    in_threads(lambda i: ng.set_grad_enabled(False), [0])
+    with ng.no_grad():
+        with ng.no_grad():
+            ng.set_grad_enabled(False)
+            assert not ng.is_grad_enabled()
+        assert not ng.is_grad_enabled()
+    assert ng.is_grad_enabled()
+    x = ng.tensor(2.0, requires_grad=True)
+    assert (x * 3).requires_grad
+    assert in_threads(lambda i: ng.is_grad_enabled(), [0]) == [True]
+
+
 def shared_graph():
     """A pending graph (matmuls, tanh between) and its value, from NumPy."""
     a = np.random.default_rng(0).normal(size=(8, 8)) * 0.3

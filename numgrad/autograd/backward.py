@@ -182,8 +182,8 @@ def _saved(order: list[Node]) -> list:
     saved = []
     for node in order:
         if type(node) is OpNode and node.saved is not None:
-            saved += node.saved[0]
-            saved.append(node.saved[1])
+            saved += node.saved
+            saved.append(node.out)
     return saved
 
 

@@ -37,17 +37,19 @@ class Node:
 
 
 class OpNode(Node):
-    """The history of one primitive: its table row, its static argument, saved values."""
+    """The history of one primitive: its table row, its static argument, and the values
+    saved for its rule: its inputs' (`saved`) and its output's (`out`), both None once
+    released."""
 
-    __slots__ = ("op", "arg", "saved")
+    __slots__ = ("op", "arg", "saved", "out")
 
-    def __init__(self, op, arg, inputs, bufs, out_buf):
+    def __init__(self, op, arg, nodes, bufs, out_buf):
         # Node.__init__ written out: one of these is made per recorded operation.
-        # `bufs` are the inputs' values (the caller has them already).
-        self.next = tuple([t._node for t in inputs])
+        # `nodes` and `bufs` are the inputs' histories and values.
+        self.next = nodes
         self.hooks = self.retained = None
         self.op, self.arg = op, arg
-        self.saved = (bufs, out_buf)
+        self.saved, self.out = bufs, out_buf
 
     @property
     def name(self) -> str:
@@ -57,12 +59,11 @@ class OpNode(Node):
         if self.saved is None:
             raise _freed(self.op.name)
         make = type(grad)._wrap
-        bufs, out_buf = self.saved
-        tensors = [make(buf, node) for buf, node in zip(bufs, self.next)]
-        return self.op.vjp(grad, make(out_buf, self), *tensors, self.arg)
+        tensors = [make(buf, node) for buf, node in zip(self.saved, self.next)]
+        return self.op.vjp(grad, make(self.out, self), *tensors, self.arg)
 
     def release(self) -> None:
-        self.saved = None
+        self.saved = self.out = None
 
 
 class AccumulateGrad(Node):

@@ -83,7 +83,7 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
         if type(node) is OpNode:
             if node.saved is None:
                 return None, None
-            bufs, out = node.saved
+            bufs, out = node.saved, node.out
             starts += bufs
             starts.append(out)
             arg = node.arg

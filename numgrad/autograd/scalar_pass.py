@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from numgrad import lazy
+from numgrad.dtypes import python_scalar
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, TABLE, Primitive
 
@@ -71,7 +72,7 @@ class ScalarPass:
             if buf.realized is not None and not was_const:
                 values.append(buf.realized.item())
             elif buf.realized is None and was_const and buf.op.kind == CONST:
-                values.append(buf.arg.item())
+                values.append(python_scalar(buf.arg))
             else:
                 return None
         if self.code is None:
@@ -96,7 +97,7 @@ class ScalarPass:
             ref = self.n_starts + i
             names[ref] = name = f"v{ref}"
             if op is None:  # a constant the rules wrote
-                scope[name] = arg.item()
+                scope[name] = python_scalar(arg)
                 continue
             if i in self.folded:  # as lazy.make folds it, from the operands' dtypes
                 scope[f"f{ref}"] = functools.partial(
@@ -121,7 +122,7 @@ def _buffer(value, row, folded: bool) -> LazyBuffer:
 
 def _fold(op: Primitive, dtype: np.dtype, dtypes: list[np.dtype], *values):
     """`op` on constants `values` (of `dtypes`), folded as `lazy.make` folds it."""
-    return lazy.fold(op, [t.type(v) for t, v in zip(dtypes, values)], dtype).item()
+    return python_scalar(lazy.fold(op, [t.type(v) for t, v in zip(dtypes, values)], dtype))
 
 
 class _Rename(ast.NodeTransformer):

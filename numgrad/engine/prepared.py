@@ -32,6 +32,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
 from numgrad.engine.steps import Call, Launch, Schedule
@@ -363,7 +364,7 @@ _PYTHON_TWINS = (np.float64, np.int64, np.bool_)
 
 def _unboxed_faster(arg):
     """`arg` as the Python scalar of the same Numba type, where there is one."""
-    return arg.item() if type(arg) in _PYTHON_TWINS else arg
+    return python_scalar(arg) if type(arg) in _PYTHON_TWINS else arg
 
 
 def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:
