@@ -76,17 +76,20 @@ def _needed(roots: list[Node], targets: dict | None) -> list[Node]:
     """
     order: list[Node] = []  # depth first, each node after the nodes it reaches
     seen: set[Node] = set(roots)
-    stack = [(r, iter(r.next)) for r in dict.fromkeys(roots)]
-    while stack:
-        node, edges = stack[-1]
-        for n in edges:  # down the first edge not taken yet
-            if n is not None and n not in seen:
-                seen.add(n)
-                stack.append((n, iter(n.next)))
-                break
-        else:  # every node it reaches is placed
-            stack.pop()
-            order.append(node)
+    for root in reversed(dict.fromkeys(roots)):  # (the last root first)
+        node, edges, above = root, iter(root.next), []
+        while True:
+            for n in edges:  # down the first edge not taken yet
+                if n is not None and n not in seen:
+                    seen.add(n)
+                    above.append((node, edges))
+                    node, edges = n, iter(n.next)
+                    break
+            else:  # every node it reaches is placed: back up
+                order.append(node)
+                if not above:
+                    break
+                node, edges = above.pop()
     if targets is None:  # every node reaches a leaf
         return order
     needed: dict[Node, None] = {}

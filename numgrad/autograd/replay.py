@@ -73,17 +73,25 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
     """The key of a backward pass over the needed nodes `order` (the engine's order)
     from `seeds` at the nodes `roots`, and the buffers it starts from; (None, None)
     where it cannot be reused (a node that is not a primitive's, hooks, a retained
-    gradient, freed saved values, an argument holding a large array)."""
+    gradient, freed saved values, an argument holding a large array).
+
+    The key is flat (a tuple of a pass's length is hashed and compared at every
+    lookup): per node its rule (`AccumulateGrad` for a leaf's), argument and edges;
+    per starting buffer its shape, dtype and device type, or where it was first met.
+    A rule is a function and an edge or argument a number or None, so each node's
+    entries end where the next rule is.
+    """
     where = {node: i for i, node in enumerate(order)}.get  # (None: not a needed node)
     starts = list(seeds)
-    nodes = []
+    nodes: list = []
+    add, add_all = nodes.append, nodes.extend
     for node in order:
         if node.hooks or node.retained is not None:
             return None, None
         if type(node) is OpNode:
-            if node.saved is None:
-                return None, None
             bufs, out = node.saved, node.out
+            if bufs is None:
+                return None, None
             starts += bufs
             starts.append(out)
             arg = node.arg
@@ -96,16 +104,22 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
                         out.sig = arg
                 if arg < 0:
                     return None, None
-            nodes.append((node.op.vjp, arg, *map(where, node.next)))
+            add(node.op.vjp)
+            add(arg)
+            add_all(map(where, node.next))
         elif type(node) is AccumulateGrad:
-            nodes.append(None)
+            add(AccumulateGrad)
         else:
             return None, None
     first: dict[LazyBuffer, int] = {}
-    described = []
+    described: list = []
+    add, add_all = described.append, described.extend
     for i, buf in enumerate(starts):  # a buffer met before: by where it was first met
         j = first.setdefault(buf, i)
-        described.append((buf.shape, buf.dtype, buf.device.type) if j == i else j)
+        if j == i:
+            add_all((buf.shape, buf.dtype, buf.device.type))
+        else:
+            add(j)
     return (tuple(nodes), tuple(map(where, roots)), tuple(described)), starts
 
 
