@@ -79,7 +79,8 @@ class Tape(threading.local):
             return None
         where: dict = {}
         outside: dict = {}
-        entries = []
+        entries: list = []
+        add, add_all = entries.append, entries.extend
         for position, buf in enumerate(self.bufs):
             if buf.realized is not None:
                 return None
@@ -92,26 +93,26 @@ class Tape(threading.local):
                         hash(arg)
                     except TypeError:
                         arg = _described(arg)
-            entry = [buf.op.name, arg, buf.shape, buf.dtype, buf.device.type]
+            add_all((buf.op.name, arg, buf.shape, buf.dtype, buf.device.type))
             for s in buf.srcs:
                 ref = where.get(s)
-                entry.append(_outside(outside, s) if ref is None else ref)
+                add(_outside(outside, s) if ref is None else ref)
             where[buf] = position
-            entries.append(tuple(entry))
         node_at: dict = {}
         outside_nodes: dict = {}
-        nodes = []
+        nodes: list = []
+        add = nodes.append
         for node in self.nodes:
             position = where.get(node.out) if node.out is not None else None
             if position is None:  # (freed by a pass, or made before a realization)
                 return None
-            entry = [position]
+            add(position)
+            add(len(node.next))
             for n in node.next:
                 ref = node_at.get(n) if n is not None else None
-                entry.append(_outside(outside_nodes, n) if ref is None and n is not None
-                             else ref)  # (no edge: None)
+                add(_outside(outside_nodes, n) if ref is None and n is not None
+                    else ref)  # (no edge: None)
             node_at[node] = position
-            nodes.append(tuple(entry))
         return Description(tuple(entries), tuple(nodes), where, list(outside), node_at,
                            list(outside_nodes))
 
@@ -129,10 +130,11 @@ def _outside(outside: dict, item) -> int:
 class Description:
     """A tape by structure (`Tape.described`)."""
 
-    #: per buffer: (name, argument, shape, dtype, device type, *source refs)
-    entries: tuple[tuple, ...]
-    #: per history node: (its output's position, *edge refs)
-    nodes: tuple[tuple, ...]
+    #: per buffer, flat: its name, argument, shape, dtype, device type and source refs
+    #: (numbers: a name, a string, starts the next buffer's)
+    entries: tuple
+    #: per history node, flat: its output's position, its number of edges, their refs
+    nodes: tuple
     #: the tape's buffers: buffer -> position
     where: dict
     #: the buffers from outside the tape, by first use (ref ``-1 - k``: the k-th)
