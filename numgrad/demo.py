@@ -4,10 +4,12 @@ and the MLP benchmarks)."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -91,14 +93,49 @@ def predict(x: ng.Tensor, params: list[ng.Tensor]) -> np.ndarray:
 
 def _demo_imports():
     try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
         from tqdm import tqdm
+        images, labels = _digits()
     except ImportError as error:
         raise SystemExit(
             f"python -m numgrad demo needs scikit-learn and tqdm ({error}); install them "
             f"with: pip install -e \".[demo]\"") from None
-    return load_digits, train_test_split, tqdm
+    return images, labels, tqdm
+
+
+def _digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's digits: 1797 images of 64 pixels (float32, in [0, 1]) and their
+    labels. Read from the file scikit-learn ships, as `load_digits` reads it, without
+    importing scikit-learn (a second, most of the demo's start); through `load_digits`
+    where the file is not where it was."""
+    spec = importlib.util.find_spec("sklearn")
+    path = Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz" \
+        if spec is not None and spec.origin else None
+    if path is not None and path.is_file():
+        data = np.loadtxt(path, delimiter=",")
+        images, labels = data[:, :-1], data[:, -1].astype(int)
+    else:
+        from sklearn.datasets import load_digits
+        images, labels = load_digits(return_X_y=True)
+    return (images / 16).astype(np.float32), labels
+
+
+def held_out(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Whether each sample is held out: every fifth of the samples ordered by class
+    (within a class, in an order drawn by `rng`), so a fifth of each class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numgrad.demo import held_out
+    >>> test = held_out(np.repeat([0, 1], 10), np.random.default_rng(0))
+    >>> int(test[:10].sum()), int(test[10:].sum())
+    (2, 2)
+    """
+    order = rng.permutation(len(labels))
+    order = order[np.argsort(labels[order], kind="stable")]
+    test = np.zeros(len(labels), dtype=bool)
+    test[order[::5]] = True
+    return test
 
 
 def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: int = 128,
@@ -108,17 +145,15 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     The data set (1797 8x8 images of handwritten digits) ships inside scikit-learn;
     a stratified fifth of it is held out. Prints the run, returns the held-out accuracy.
     """
-    load_digits, train_test_split, tqdm = _demo_imports()
+    images, labels, tqdm = _demo_imports()
     try:
         dev = ng.device.as_device(device)
     except (RuntimeError, ValueError) as error:
         raise SystemExit(f"python -m numgrad demo: {error}") from None
 
-    images, labels = load_digits(return_X_y=True)
-    x_train, x_test, y_train, y_test = train_test_split(
-        (images / 16).astype(np.float32), labels, test_size=0.2, stratify=labels,
-        random_state=seed)
     rng = np.random.default_rng(seed)
+    test = held_out(labels, rng)
+    x_train, x_test, y_train, y_test = images[~test], images[test], labels[~test], labels[test]
     params = init_mlp([64, hidden, 10], rng, device=dev)
     optimizer = ng.optim.Adam(params, lr=lr)
 
@@ -130,12 +165,12 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     # One call of `step` is a whole training step, traced once per batch shape and
     # replayed after (ng.jit; the parameters and Adam's state are captured).
     step = ng.jit(lambda x, y: train_step(x, y, params, optimizer))
-    step_times: list[float] = []
+    step_times: list[tuple[float, bool]] = []  # per step: seconds, whether interpreted
     with ng.engine.record() as rec:
         for epoch in range(epochs):
             order = rng.permutation(len(x_train))
             for b in range(batches):
-                start = time.perf_counter()
+                start, interpreted = time.perf_counter(), rec.kernels_interpreted
                 rows = order[b * batch_size:(b + 1) * batch_size]
                 yb = ng.tensor(y_train[rows], device=dev)
                 loss, logits = step(ng.tensor(x_train[rows], device=dev), yb)
@@ -143,17 +178,37 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
                     accuracy = (logits.argmax(axis=1) == yb).mean().item()
                     bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}",
                                     acc=f"{accuracy:.3f}", refresh=False)
-                step_times.append(time.perf_counter() - start)
+                step_times.append((time.perf_counter() - start,
+                                   rec.kernels_interpreted > interpreted))
                 bar.update()
         bar.close()
         predicted = predict(ng.tensor(x_test, device=dev), params)
     accuracy = float((predicted == y_test).mean())
-    steady = step_times[batches:] or step_times
     print(f"held-out accuracy: {accuracy:.4f} ({int((predicted == y_test).sum())} of "
           f"{len(y_test)})")
-    print(f"time per step: {statistics.median(steady) * 1e3:.2f} ms (median after the first "
-          f"epoch; the first took {sum(step_times[:batches]):.2f} s, compiling or loading the "
-          f"kernels)")
+    print(f"time per step: {_step_times(step_times)}")
+    interpreted = f", {rec.kernels_interpreted} of them interpreted while compiling" \
+        if rec.kernels_interpreted else ""
     print(f"kernels: {rec.kernels_compiled} compiled, {rec.disk_hits} loaded from the disk "
-          f"cache ({cache.cache_dir()}), {rec.kernels_launched} launched")
+          f"cache ({cache.cache_dir()}), {rec.kernels_launched} launched{interpreted}")
+    pending = getattr(dev.backend, "pending", lambda: 0)()  # (tiered: compiles under way)
+    if pending:  # finished, so that the next run finds every kernel compiled
+        print(f"compiling {pending} more kernels in the background, for the next run ...",
+              flush=True)
+        dev.backend.wait()
     return accuracy
+
+
+def _step_times(step_times: list[tuple[float, bool]]) -> str:
+    """The median time of a step after the first, on compiled kernels and on the
+    interpreter while they compiled (`tiered`), and the first step's time."""
+    first, *rest = step_times
+    medians = []
+    for interpreted, how in ((False, "compiled"), (True, "interpreted while compiling")):
+        times = [t for t, i in rest if i == interpreted]
+        if times:
+            steps = f"{len(times)} steps" if len(times) > 1 else "1 step"
+            medians.append(f"{statistics.median(times) * 1e3:.2f} ms {how} (median of "
+                           f"{steps})")
+    return "; ".join([", ".join(medians), f"the first step took {first[0]:.2f} s"]
+                     if medians else [f"the first step took {first[0]:.2f} s"])

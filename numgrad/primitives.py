@@ -171,10 +171,13 @@ def _elementwise(name: str, *operands):
 
     This runs for every recorded operation, so the common case (tensors and Python
     scalars) takes one pass: the dtypes come from `_signatures`, tensors of one shape
-    and the right dtype are recorded as they are, and scalars become constants of the
-    result's shape directly.
+    and the right dtype are recorded as they are, and only the others (scalars, which
+    become constants of the result's shape, casts, broadcasts) take a second.
     """
+    if tracing.ACTIVE:
+        tracing.saw([o for o in operands if isinstance(o, TensorBase)])
     key, like, shape, same_shape = [name], None, None, True
+    bufs, nodes = [], []
     for o in operands:
         if isinstance(o, TensorBase):
             buf = o._buf
@@ -186,34 +189,32 @@ def _elementwise(name: str, *operands):
                     same_shape = False
                 if buf.device is not device and buf.device != device:
                     raise _devices(name, device, buf.device)
+            bufs.append(buf)
+            nodes.append(o._node)
         elif isinstance(o, _SCALARS) or isinstance(o, numbers.Number):
             key.append(type(o))
+            bufs.append(None)  # (a constant, made below)
+            nodes.append(None)
         else:  # data (arrays, lists) is loaded as a tensor first
             return _elementwise(name, *_load_data(operands))
     signature = _signatures.get(tuple(key))
     if signature is None:
         signature = _signatures[tuple(key)] = _signature(TABLE[name], operands)
     dtype, out_dtype, as_is = signature
-    if not same_shape:
-        shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
-    if tracing.ACTIVE:
-        tracing.saw([o for o in operands if isinstance(o, TensorBase)])
     op = TABLE[name]
-    bufs, nodes = [], []
-    for o in operands:
-        if not isinstance(o, TensorBase):
-            want = dtypes.bool_ if not bufs and op.kind == TERNARY else dtype
-            bufs.append(LazyBuffer.const(o, shape, want, device))
-            nodes.append(None)
-            continue
-        if not as_is:
-            want = dtypes.bool_ if not bufs and op.kind == TERNARY else dtype
+    if not (as_is and same_shape):
+        if not same_shape:
+            shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
+        for i, o in enumerate(operands):
+            want = dtypes.bool_ if not i and op.kind == TERNARY else dtype
+            if bufs[i] is None:
+                bufs[i] = LazyBuffer.const(o, shape, want, device)
+                continue
             if o._buf.dtype is not want and o._buf.dtype != want:
                 o = _cast(o, want)
-        if not same_shape and o._buf.shape != shape:
-            o = _broadcast_to(o, shape)
-        bufs.append(o._buf)
-        nodes.append(o._node)
+            if o._buf.shape != shape:
+                o = _broadcast_to(o, shape)
+            bufs[i], nodes[i] = o._buf, o._node
     return _record(op, None, tuple(bufs), tuple(nodes), type(like), shape, out_dtype, device)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import numgrad as ng
 from numgrad import __main__ as cli
+from numgrad import demo as demo_module
 from numgrad.kernels import cache
 
 
@@ -131,9 +132,35 @@ def test_demo_on_cuda_errors_cleanly_without_a_gpu(capsys, monkeypatch):
 
 
 def test_demo_without_its_extra_names_the_install(monkeypatch):
+    # (the demo reads the digits from scikit-learn's files without importing it)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
     with pytest.raises(SystemExit, match=r'pip install -e "\.\[demo\]"'):
         cli.demo(epochs=1)
+
+
+def test_the_demo_times_steps_on_compiled_kernels_apart_from_interpreted_ones():
+    """(`tiered`: the steps run while kernels compile are interpreted.)"""
+    times = [(1.5, True), (0.004, True), (0.001, False), (0.003, False)]
+    assert demo_module._step_times(times) == (
+        "2.00 ms compiled (median of 2 steps), 4.00 ms interpreted while compiling "
+        "(median of 1 step); the first step took 1.50 s")
+    assert demo_module._step_times([(0.5, False)]) == "the first step took 0.50 s"
+
+
+def test_the_demo_reads_scikit_learns_digits_as_load_digits_does_and_holds_out_a_fifth():
+    load_digits = pytest.importorskip("sklearn.datasets").load_digits
+    images, labels = demo_module._digits()
+    expected_images, expected_labels = load_digits(return_X_y=True)
+    np.testing.assert_array_equal(images, (expected_images / 16).astype(np.float32))
+    np.testing.assert_array_equal(labels, expected_labels)
+    test = demo_module.held_out(labels, np.random.default_rng(0))
+    assert test.sum() == 360  # every fifth of 1797, ordered by class
+    per_class, held = np.bincount(labels), np.bincount(labels[test])
+    assert np.all(np.abs(held - per_class / 5) <= 1)  # a fifth of each class
+    again = demo_module.held_out(labels, np.random.default_rng(0))
+    other = demo_module.held_out(labels, np.random.default_rng(1))
+    assert np.array_equal(test, again) and not np.array_equal(test, other)
 
 
 def test_demo_reaches_95_percent_with_progress(capsys):
@@ -153,10 +180,12 @@ def test_demo_reaches_95_percent_with_progress(capsys):
         r"^held-out accuracy: (\d\.\d{4}) \((\d+) of (\d+)\)$", out, re.M).groups()
     assert float(shown) == round(accuracy, 4) and int(total) == held_out
     assert int(right) / int(total) == pytest.approx(accuracy, abs=1e-12)
-    step_ms, first_s = map(float, re.search(
-        r"^time per step: (\d+\.\d\d) ms \(median after the first epoch; the first took "
-        r"(\d+\.\d\d) s", out, re.M).groups())
-    assert 0 < step_ms < 1e3 * first_s  # the first epoch's 23 steps include compiling
+    # (this process runs compiled kernels: NUMGRAD_CPU_KERNELS=tiered would add the
+    # steps interpreted while they compile)
+    step_ms, steps, first_s = map(float, re.search(
+        r"^time per step: (\d+\.\d\d) ms compiled \(median of (\d+) steps\); the first "
+        r"step took (\d+\.\d\d) s$", out, re.M).groups())
+    assert step_ms > 0 and steps == 12 * 23 - 1 and first_s >= 0
     compiled, loaded, launched = map(int, re.search(
         rf"^kernels: (\d+) compiled, (\d+) loaded from the disk cache "
         rf"\({re.escape(str(cache.cache_dir()))}\), (\d+) launched$", out, re.M).groups())

@@ -37,8 +37,9 @@ SCRIPT = textwrap.dedent("""
             values.append(step())
         counts.append({"interpreted": rec.kernels_interpreted, "hits": rec.cache_hits,
                        "compiled": rec.kernels_compiled, "disk": rec.disk_hits,
-                       "launched": rec.kernels_launched})
+                       "launched": rec.kernels_launched, "pending": tiered.pending()})
         tiered.wait()  # the background compiles finish before the next step
+        counts[-1]["after wait"] = tiered.pending()
     print(json.dumps({"counts": counts, "values": values}))
 """)
 
@@ -65,6 +66,9 @@ def test_first_steps_are_interpreted_then_compiled_kernels_run(tmp_path):
     first = _run(tmp_path / "cache", 3)
     new, compiled, warm = first["counts"]
     assert new["interpreted"] == new["launched"] > 0 and new["compiled"] == 0
+    # Its kernels are pending until `wait` returns (a compile takes far longer than an
+    # interpreted step); then none is.
+    assert new["pending"] > 0 and all(c["after wait"] == 0 for c in first["counts"])
     # The launch that first runs a kernel compiled in the background counts it.
     assert compiled["interpreted"] == 0 and compiled["compiled"] == compiled["launched"]
     assert warm["hits"] == warm["launched"] and warm["compiled"] == 0

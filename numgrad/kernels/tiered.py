@@ -100,6 +100,13 @@ def wait() -> None:
                        and _started <= _done)
 
 
+def pending() -> int:
+    """The number of kernels launched and not compiled (or loaded) yet, nor failed to:
+    `wait` waits for them."""
+    with _idle:
+        return len(_early) + len(_started - _done)
+
+
 def _send(compiled, launch_args: tuple) -> None:
     """Send `compiled` to the background thread, for the argument types of the launch
     whose outputs, shape, inputs and arguments are `launch_args` (call with `_idle`
