@@ -187,7 +187,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     print(f"held-out accuracy: {accuracy:.4f} ({int((predicted == y_test).sum())} of "
           f"{len(y_test)})")
     print(f"time per step: {_step_times(step_times)}")
-    interpreted = f", {rec.kernels_interpreted} of them interpreted while compiling" \
+    interpreted = f", {rec.kernels_interpreted} of them interpreted" \
         if rec.kernels_interpreted else ""
     print(f"kernels: {rec.kernels_compiled} compiled, {rec.disk_hits} loaded from the disk "
           f"cache ({cache.cache_dir()}), {rec.kernels_launched} launched{interpreted}")
@@ -201,10 +201,11 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
 
 def _step_times(step_times: list[tuple[float, bool]]) -> str:
     """The median time of a step after the first, on compiled kernels and on the
-    interpreter while they compiled (`tiered`), and the first step's time."""
+    interpreter (`NUMGRAD_CPU_KERNELS=numpy`, or `tiered` while they compile), and the
+    first step's time."""
     first, *rest = step_times
     medians = []
-    for interpreted, how in ((False, "compiled"), (True, "interpreted while compiling")):
+    for interpreted, how in ((False, "compiled"), (True, "interpreted")):
         times = [t for t, i in rest if i == interpreted]
         if times:
             steps = f"{len(times)} steps" if len(times) > 1 else "1 step"
