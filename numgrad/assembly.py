@@ -17,15 +17,15 @@ from numgrad import dtypes
 from numgrad.creation import full, tensor
 from numgrad.device import get_default_device
 from numgrad.joining import concatenate, split, stack
-from numgrad.shapes import normalize_axis
+from numgrad.shapes import broadcast_shapes, normalize_axis
 from numgrad.shaping import copies, take
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
 __all__ = [
-    "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack",
-    "diag", "dstack", "fliplr", "flipud", "hstack", "meshgrid", "pad", "rollaxis", "rot90",
-    "take_along_axis", "tile", "vstack",
+    "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
+    "column_stack", "diag", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack",
+    "meshgrid", "pad", "rollaxis", "rot90", "take_along_axis", "tile", "vsplit", "vstack",
 ]
 
 
@@ -152,6 +152,44 @@ def array_split(ary, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     else:
         indices = [operator.index(i) for i in indices_or_sections]
     return split(x, indices, axis)
+
+
+def hsplit(ary, indices_or_sections) -> list[Tensor]:
+    """`split` along the second axis (the first, for 1-D inputs)."""
+    x = _tensor(ary)
+    if x.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections) -> list[Tensor]:
+    """`split` along the first axis, of an array of 2 or more dimensions."""
+    x = _tensor(ary)
+    if x.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections) -> list[Tensor]:
+    """`split` along the third axis, of an array of 3 or more dimensions."""
+    x = _tensor(ary)
+    if x.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(x, indices_or_sections, 2)
+
+
+def broadcast_arrays(*args) -> tuple[Tensor, ...]:
+    """Each of `args` broadcast to their common shape (NumPy's rules).
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> [t.shape for t in ng.broadcast_arrays(ng.ones((3, 1)), ng.zeros(4))]
+    [(3, 4), (3, 4)]
+    """
+    ts = _tensors(args, "broadcast_arrays")
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return tuple(t.broadcast_to(shape) for t in ts)
 
 
 def flipud(m) -> Tensor:

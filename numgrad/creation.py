@@ -84,6 +84,11 @@ def full_like(x: Tensor, fill_value, dtype=None, device=None,
     return _like(x, fill_value, dtype, device, requires_grad)
 
 
+def empty_like(x: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Like `zeros_like` (buffers are never uninitialised in numgrad)."""
+    return _like(x, 0, dtype, device, requires_grad)
+
+
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     return tensor(np.arange(start, stop, step, dtype=dtype), device=device)
 
@@ -93,5 +98,19 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
     return tensor(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype), device=device)
 
 
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             device=None) -> Tensor:
+    return tensor(np.logspace(start, stop, num, endpoint, base, dtype), device=device)
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
+              device=None) -> Tensor:
+    return tensor(np.geomspace(start, stop, num, endpoint, dtype), device=device)
+
+
 def eye(n: int, m: int | None = None, k: int = 0, dtype=dtypes.float64, device=None) -> Tensor:
     return tensor(np.eye(n, m, k, dtype=dtype), device=device)
+
+
+def identity(n: int, dtype=dtypes.float64, device=None) -> Tensor:
+    return eye(n, dtype=dtype, device=device)

@@ -10,14 +10,17 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from numgrad import dtypes
 from numgrad.creation import as_tensor, tensor
 from numgrad.ops import BINARY, TABLE, UNARY
 from numgrad.ordering import OrderMethods
 from numgrad.primitives import _as, _elementwise
+from numgrad.shapes import normalize_axis
 from numgrad.shaping import ShapingMethods
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
+from numgrad.tensor_math import power, where
 
 #: Tensor methods that are also module functions, beyond the unary primitives and the
 #: methods of the shaping and ordering mixins (all of which are).
@@ -30,7 +33,7 @@ METHODS = (
 #: NumPy's other names of the same functions
 ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad", "absolute": "abs",
            "around": "round", "amax": "max", "amin": "min", "true_divide": "divide",
-           "fix": "trunc"}
+           "fix": "trunc", "rint": "round"}
 #: What a binary primitive's function does beyond its name's promise
 NOTES = {
     "fmax": "NaN is ignored: the result is NaN only where both are.",
@@ -42,6 +45,11 @@ NOTES = {
     "copysign": "The magnitude of `x` with the sign of `y` (its sign bit: -0.0 is negative).",
     "logaddexp": "``log(exp(x) + exp(y))``, without overflow.",
     "logaddexp2": "``log2(2**x + 2**y)``, without overflow.",
+    "floor_divide": "``x // y``, the quotient floored (NumPy's). Its gradient is 0.",
+    "heaviside": "0 where ``x < 0``, 1 where ``x > 0``, `y` where ``x == 0`` (NaN where x is).",
+    "bitwise_and": "``x & y`` of integers or bools (floats are a TypeError).",
+    "bitwise_or": "``x | y`` of integers or bools (floats are a TypeError).",
+    "bitwise_xor": "``x ^ y`` of integers or bools (floats are a TypeError).",
 }
 
 
@@ -142,6 +150,132 @@ def _nan_extreme(a: Tensor, which: str, fill: float, axis, keepdims: bool) -> Te
 
 
 
+def nanvar(a, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+    """The variance of the values that are not NaN (NumPy's ``nanvar``): NaN where fewer
+    than ``ddof + 1`` are. The gradient is 0 at a NaN.
+
+    >>> ng.nanvar(ng.tensor([1.0, np.nan, 3.0])).item()
+    1.0
+    """
+    a = as_tensor(a)
+    x, kept = _as(a, dtypes.to_float(a.dtype)), a.isnan().logical_not()
+    mean = where(kept, x, 0).sum(axis, True) / kept.sum(axis, True).astype(x.dtype)
+    deviation = where(kept, x - mean, 0)
+    dof = kept.sum(axis, keepdims).astype(x.dtype) - ddof
+    return where(dof > 0, (deviation * deviation).sum(axis, keepdims) / dof, math.nan)
+
+
+def nanstd(a, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+    """The standard deviation of the values that are not NaN (NumPy's ``nanstd``)."""
+    return nanvar(a, axis, ddof, keepdims).sqrt()
+
+
+# ---- more of NumPy's functions, built from the above ---------------------------------
+
+def positive(x) -> Tensor:
+    """A copy of `x` (NumPy's ``positive``, ``+x``)."""
+    return +as_tensor(x)
+
+
+def float_power(x1, x2) -> Tensor:
+    """``x1 ** x2`` computed in float64 (NumPy's ``float_power``: integers and float32
+    are promoted)."""
+    x1, x2 = (float(v) if isinstance(v, numbers.Number) else
+              _as(as_tensor(v), dtypes.float64) for v in (x1, x2))
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        x1 = tensor(x1, dtype=dtypes.float64)
+    return power(x1, x2)
+
+
+def divmod(x1, x2) -> tuple[Tensor, Tensor]:  # noqa: A001 - NumPy's name
+    """``(x1 // x2, x1 % x2)`` (NumPy's ``divmod``)."""
+    return _functions["floor_divide"](x1, x2), _functions["mod"](x1, x2)
+
+
+def take(a, indices, axis: int | None = None, mode: str = "raise") -> Tensor:
+    """The elements of `a` at `indices` along `axis` (of the flattened `a` when None), as
+    NumPy's ``take``: an index out of range raises (``mode='raise'``), wraps around
+    (``'wrap'``) or is clipped to the ends (``'clip'``). The gradient is a scatter-add.
+
+    >>> ng.take(ng.tensor([[1.0, 2.0], [3.0, 4.0]]), [0, 3]).tolist()
+    [1.0, 4.0]
+    """
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = a.ravel(), 0
+    axis = normalize_axis(axis, a.ndim)
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    n = a.shape[axis]
+    if mode != "raise":
+        if n == 0:
+            raise IndexError("take: cannot do a non-empty take from an empty axis")
+        indices = indices if isinstance(indices, Tensor) else np.asarray(indices)
+        indices = indices % n if mode == "wrap" else indices.clip(0, n - 1)
+    return a[(slice(None),) * axis + (indices,)]
+
+
+def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1) -> Tensor:
+    """The integral of `y` along `axis` by the trapezoidal rule, at the points `x` (1-D,
+    or `y`'s shape) or spaced `dx` apart (NumPy's ``trapezoid``).
+
+    >>> ng.trapezoid(ng.tensor([1.0, 2.0, 3.0]), x=[0.0, 1.0, 3.0]).item()
+    6.5
+    """
+    y = as_tensor(y)
+    axis = normalize_axis(axis, y.ndim)
+    lead = (slice(None),) * axis
+    if x is None:
+        step = dx
+    else:
+        x = as_tensor(x)
+        step = x[1:] - x[:-1] if x.ndim == 1 else x[lead + (slice(1, None),)] - \
+            x[lead + (slice(None, -1),)]
+        if x.ndim == 1:
+            step = step.reshape((-1,) + (1,) * (y.ndim - 1 - axis))
+    pairs = y[lead + (slice(1, None),)] + y[lead + (slice(None, -1),)]
+    return (pairs * step).sum(axis) / 2.0
+
+
+def select(condlist, choicelist, default=0) -> Tensor:
+    """Per element, the choice of the first condition that holds, else `default` (NumPy's
+    ``select``). The gradient goes to the choice taken.
+
+    >>> x = ng.tensor([-2.0, 0.5, 3.0])
+    >>> ng.select([x < 0, x > 1], [-x, x * 10], default=0.0).tolist()
+    [2.0, 0.0, 30.0]
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    out = default
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        condition = as_tensor(condition)
+        if condition.dtype != dtypes.bool_:
+            raise TypeError(f"invalid entry in condlist: should be boolean ndarray, not "
+                            f"{condition.dtype}")
+        out = where(condition, choice, out)
+    return out if isinstance(out, Tensor) else as_tensor(out)
+
+
+def polyval(p, x) -> Tensor:
+    """The polynomial with coefficients `p` (highest power first) at `x`, by Horner's
+    rule (NumPy's ``polyval``): differentiable in both.
+
+    >>> ng.polyval([3.0, 0.0, 1.0], ng.tensor([2.0])).tolist()
+    [13.0]
+    """
+    p = p if isinstance(p, Tensor) else np.asarray(p)
+    x = as_tensor(x)
+    out = x.zeros_like()
+    for i in range(len(p)):
+        out = out * x + p[i]
+    return out
+
+
 _functions.update(transpose=transpose, clip=clip, nansum=nansum, nanmean=nanmean,
-                  nanmax=nanmax, nanmin=nanmin)
+                  nanmax=nanmax, nanmin=nanmin, nanvar=nanvar, nanstd=nanstd,
+                  positive=positive, float_power=float_power, divmod=divmod, take=take,
+                  trapezoid=trapezoid, select=select, polyval=polyval)
 __all__ = sorted(_functions)

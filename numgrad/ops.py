@@ -43,6 +43,8 @@ class Primitive:
     result: str = SAME
     #: floating-only: integer inputs are cast to float64 first (NumPy's rule)
     floating: bool = False
+    #: integers and bools only: floating inputs are a TypeError (NumPy's bitwise rule)
+    integral: bool = False
     #: (low, high) of the inputs a test should draw, for the op-table test matrix
     domain: tuple[float, float] = (-2.0, 2.0)
     #: reductions: the identity and how an element `v` joins the accumulator `acc`
@@ -281,6 +283,13 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     # integers, NaN for floats, under the kernels' error model).
     P("mod", BINARY, "x % y", lambda g, out, x, y, _: (g, -g * (x / y).floor()), np.remainder,
       domain=(-3.0, 3.0)),
+    # Python's // is NumPy's floor_divide: the quotient floored (x // 0 is 0 for
+    # integers, +-inf or NaN for floats); piecewise constant, so its gradient is 0.
+    # Dividing by -1 negates first, so that the least integer wraps to itself as
+    # NumPy's does (rather than overflow to 0).
+    P("floor_divide", BINARY, "(-x) // 1 if y == -1 else x // y",
+      lambda g, out, x, y, _: (g.zeros_like(), g.zeros_like()), np.floor_divide,
+      domain=(-3.0, 3.0)),
     # C's fmod (the sign follows x), exact for floats and integers alike: a floored
     # remainder by a divisor of x's sign is the truncated one; -abs(y) <= 0 never
     # overflows, and copysign reads the sign of -0.0.
@@ -294,6 +303,15 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("greater_equal", BINARY, "x >= y", ref=np.greater_equal, result=BOOL),
     P("logical_and", BINARY, "(x != 0) and (y != 0)", ref=np.logical_and, result=BOOL),
     P("logical_or", BINARY, "(x != 0) or (y != 0)", ref=np.logical_or, result=BOOL),
+    P("logical_xor", BINARY, "(x != 0) != (y != 0)", ref=np.logical_xor, result=BOOL),
+    # &, | and ^ as NumPy's: bitwise on integers, logical on bools
+    P("bitwise_and", BINARY, "x & y", ref=np.bitwise_and, integral=True),
+    P("bitwise_or", BINARY, "x | y", ref=np.bitwise_or, integral=True),
+    P("bitwise_xor", BINARY, "x ^ y", ref=np.bitwise_xor, integral=True),
+    # H(x) with H(0) = y (NumPy's heaviside): the gradient goes to y where x is 0
+    P("heaviside", BINARY, "x if x != x else (0.0 if x < 0 else (1.0 if x > 0 else y))",
+      lambda g, out, x, y, _: (g.zeros_like(), g.where(x == 0, 0)), np.heaviside,
+      floating=True),
     # ---- elementwise ternary, casts and constants -------------------------------
     P("where", TERNARY, "y if x else z",
       lambda g, out, c, a, b, _: (None, g.where(c, 0), g.where(~c, 0)), np.where),

@@ -160,6 +160,8 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
         raise TypeError(f"{op.name}: {e}") from None
     if op.floating:
         dtype = dtypes.to_float(dtype)
+    if op.integral and dtype.kind == "f":
+        raise TypeError(f"{op.name} takes integers and bools, not {dtype}")
     wanted = [dtypes.bool_] * (len(operands) - len(values)) + [dtype] * len(values)
     as_is = all(isinstance(o, TensorBase) and o.dtype == want
                 for o, want in zip(operands, wanted))

@@ -181,16 +181,24 @@ class ElementwiseMethods(TensorBase):
     def __rtruediv__(self, other) -> TensorBase: return _elementwise("divide", other, self)
     def __mod__(self, other) -> TensorBase: return _elementwise("mod", self, other)
     def __rmod__(self, other) -> TensorBase: return _elementwise("mod", other, self)
+    def __floordiv__(self, other) -> TensorBase: return _elementwise("floor_divide", self, other)
+    def __rfloordiv__(self, other) -> TensorBase: return _elementwise("floor_divide", other, self)
+    def __divmod__(self, other) -> tuple: return self // other, self % other
+    def __rdivmod__(self, other) -> tuple: return other // self, other % self
     # In place as Tensor's other in-place operators: this object gets the new value.
     def __imod__(self, other) -> TensorBase: return self._rebind(self % other)
+    def __ifloordiv__(self, other) -> TensorBase: return self._rebind(self // other)
     def __pow__(self, other) -> TensorBase: return power(self, other)
     def __rpow__(self, other) -> TensorBase: return power(other, self)
     def __matmul__(self, other) -> TensorBase: return _matmul(self, other)
     def __rmatmul__(self, other) -> TensorBase: return _matmul(other, self)
-    def __and__(self, other) -> TensorBase: return _elementwise("logical_and", self, other)
-    def __rand__(self, other) -> TensorBase: return _elementwise("logical_and", other, self)
-    def __or__(self, other) -> TensorBase: return _elementwise("logical_or", self, other)
-    def __ror__(self, other) -> TensorBase: return _elementwise("logical_or", other, self)
+    # &, | and ^ are NumPy's: bitwise on integers, logical on bools (floats: TypeError)
+    def __and__(self, other) -> TensorBase: return _elementwise("bitwise_and", self, other)
+    def __rand__(self, other) -> TensorBase: return _elementwise("bitwise_and", other, self)
+    def __or__(self, other) -> TensorBase: return _elementwise("bitwise_or", self, other)
+    def __ror__(self, other) -> TensorBase: return _elementwise("bitwise_or", other, self)
+    def __xor__(self, other) -> TensorBase: return _elementwise("bitwise_xor", self, other)
+    def __rxor__(self, other) -> TensorBase: return _elementwise("bitwise_xor", other, self)
     def __eq__(self, other) -> TensorBase: return _elementwise("equal", self, other)  # type: ignore[override]
     def __ne__(self, other) -> TensorBase: return _elementwise("not_equal", self, other)  # type: ignore[override]
     def __lt__(self, other) -> TensorBase: return _elementwise("less", self, other)

@@ -112,7 +112,8 @@ def test_unary_primitives(checked, dtype):
 def test_binary_primitives_on_broadcast_grids(checked, dtype):
     values = _values(dtype)
     x, y = ng.tensor(values[:, None]), ng.tensor(values[None, :])
-    results = [getattr(ng, op.name)(x, y) for op in BINARY_OPS if op.name != "power"]
+    results = [getattr(ng, op.name)(x, y) for op in BINARY_OPS
+               if op.name != "power" and not (op.integral and dtype.startswith("float"))]
     # Integer exponents in [0, 1000]: NumPy refuses negative ones (an error in numgrad
     # too), and Numba computes exponents over 2**16 in float64.
     results.append(x ** (ng.minimum(ng.maximum(y, 0), 1000) if dtype == "int32" else y))

@@ -31,7 +31,7 @@ UNARY = ["sinh", "cosh", "arcsinh", "arccosh", "arctanh", "arcsin", "arccos", "a
          "log2", "log10", "exp2", "deg2rad", "rad2deg", "degrees", "radians", "sinc",
          "nan_to_num"]
 BINARY = ["arctan2", "hypot", "logaddexp", "logaddexp2", "fmax", "fmin", "mod", "remainder",
-          "fmod"]
+          "fmod", "floor_divide", "heaviside"]
 SPECIAL = np.array([nan, inf, -inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-300,
                     700.0, -700.0])
 PAIRS = np.meshgrid(*[np.array([nan, inf, -inf, 0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 0.75])] * 2)
@@ -90,6 +90,60 @@ def test_mod_sign_follows_the_divisor_and_fmod_the_dividend():
     assert_same(ng.mod(x, y), np.mod(a, b), 0)  # exact: -0.0 and 0.0 included
     assert_same(ng.fmod(x, y), np.fmod(a, b), 0)
     assert_same(x % y, a % b, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=lambda d: d.__name__)
+def test_floor_divide_and_divmod_of_integers_match_numpy(dtype):
+    """Exactly, with 0 divisors (0, as NumPy) and the least integer by -1 (wrapped)."""
+    info = np.iinfo(dtype)
+    values = np.array([-7, -3, -1, 0, 1, 3, 7, info.min, info.max], dtype)
+    a, b = (p.ravel() for p in np.meshgrid(values, values))
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.floor_divide(a, b), np.remainder(a, b)
+    assert_same(cpu(a) // cpu(b), want_q, 0)
+    q, r = divmod(cpu(a), cpu(b))
+    assert_same(q, want_q, 0)
+    assert_same(r, want_r, 0)
+    assert_same(np.floor_divide(cpu(a), 2), a // 2, 0)
+    assert_same(7 // cpu(a[a != 0]), 7 // a[a != 0], 0)
+
+
+def test_floor_divide_in_place_and_its_gradient_is_zero():
+    x = cpu([7.5, -7.5, 2.0], requires_grad=True)
+    (x // 2.0 * 3.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    t = cpu([7, -7])
+    before = t + 0  # (taken before: keeps its value)
+    t //= 2
+    assert t.tolist() == [3, -4] and before.tolist() == [7, -7]
+
+
+@pytest.mark.parametrize("name, op", [("bitwise_and", "&"), ("bitwise_or", "|"),
+                                      ("bitwise_xor", "^")])
+def test_bitwise_operators_are_numpys_on_integers_and_bools(name, op):
+    """``&``, ``|`` and ``^`` are NumPy's: bitwise on integers (not logical), logical on
+    bools; floats raise TypeError, as NumPy's do, before any kernel runs."""
+    a, b = np.array([1, 2, -7, 12, 0]), np.array([3, 1, 5, -4, 9], np.int32)
+    want = getattr(np, name)(a, b)
+    assert_same(eval(f"x {op} y", {"x": cpu(a), "y": cpu(b)}), want, 0)
+    assert_same(getattr(ng, name)(cpu(a), 6), getattr(np, name)(a, 6), 0)
+    assert_same(getattr(np, name)(cpu(b), cpu(a)), getattr(np, name)(b, a), 0)
+    p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
+    assert_same(eval(f"x {op} y", {"x": cpu(p), "y": cpu(q)}), getattr(np, name)(p, q), 0)
+    assert_same(eval(f"x {op} True", {"x": cpu(p)}), getattr(np, name)(p, True), 0)
+    with pytest.raises(TypeError, match=f"{name} takes integers and bools, not float64"):
+        eval(f"x {op} y", {"x": cpu([1.0]), "y": cpu([1.0])})
+
+
+def test_logical_xor_and_heaviside_match_numpy():
+    a, b = (p.ravel() for p in PAIRS)
+    assert_same(ng.logical_xor(cpu(a), cpu(b)), np.logical_xor(a, b), 0)
+    assert_same(np.logical_xor(cpu(a > 0), cpu(b > 0)), np.logical_xor(a > 0, b > 0), 0)
+    x = cpu([-1.0, 0.0, -0.0, 2.0, nan], requires_grad=True)
+    h0 = cpu([0.5, 0.25, 0.75, 0.5, 0.5], requires_grad=True)
+    assert_same(ng.heaviside(x, h0), np.heaviside(x.numpy(), h0.numpy()), 0)
+    ng.heaviside(x, h0).sum().backward()
+    assert x.grad.tolist() == [0.0] * 5 and h0.grad.tolist() == [0, 1, 1, 0, 0]
 
 
 # ---- predicates: isnan, isinf, isfinite, isclose, allclose -------------------------------

@@ -17,7 +17,9 @@ from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, UNARY
 
 UNARY_OPS = [p for p in TABLE.values() if p.kind == UNARY]
 BINARY_OPS = [p for p in TABLE.values() if p.kind == BINARY]
-ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc"}  # piecewise constant: the gradient is 0
+DIFFERENTIABLE_BINARY = [p for p in BINARY_OPS if p.vjp is not None]
+#: piecewise constant: the gradient is 0
+ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc", "floor_divide"}
 #: numgrad's name -> the Tensor method or module function that applies it
 API_NAME = {"rint": "round"}
 #: oracles `autograd.numpy` lacks under numgrad's name (autograd's fmod and copysign have
@@ -25,12 +27,18 @@ API_NAME = {"rint": "round"}
 ORACLE = {"sigmoid": lambda a: 1 / (1 + anp.exp(-a)), "reciprocal": lambda a: 1 / a,
           "fmod": lambda a, b: a - anp.trunc(a / b) * b,
           "copysign": lambda a, b: anp.abs(a) * anp.where(b < 0, -1.0, 1.0),
-          "cbrt": lambda a: anp.sign(a) * anp.abs(a) ** (1 / 3)}  # (autograd's has no VJP)
+          "cbrt": lambda a: anp.sign(a) * anp.abs(a) ** (1 / 3),  # (autograd's has no VJP)
+          # (autograd's where does not sum a broadcast operand's gradient back: b is
+          # broadcast by an addition first)
+          "heaviside": lambda a, b: anp.where(a < 0, 0.0, anp.where(a > 0, 1.0, b + 0 * a))}
 
 
 def _draw(op, shape, seed=0, dtype=np.float64):
     lo, hi = op.domain
-    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(dtype)
+    rng = np.random.default_rng(seed)
+    if op.integral:  # (bitwise: integers only)
+        return rng.integers(lo, hi, shape, endpoint=True)
+    return rng.uniform(lo, hi, shape).astype(dtype)
 
 
 def _apply(op, *args):
@@ -106,8 +114,9 @@ def test_binary_values_broadcast(op, shapes):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
                          ids=lambda p: p.name)
+@pytest.mark.filterwarnings("ignore:Output seems independent")  # (floor_divide's is 0)
 def test_binary_gradients_sum_back_to_input_shapes(op):
     a, b = _draw(op, (3, 1), seed=6), _draw(op, (4,), seed=7)
     x, y = ng.tensor(a, requires_grad=True), ng.tensor(b, requires_grad=True)
@@ -120,7 +129,7 @@ def test_binary_gradients_sum_back_to_input_shapes(op):
     np.testing.assert_allclose(y.grad.numpy(), want_b, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
                          ids=lambda p: p.name)
 def test_binary_second_order(op):
     x = ng.tensor(_draw(op, (3,), seed=9), requires_grad=True)
@@ -128,7 +137,7 @@ def test_binary_second_order(op):
     assert ng.gradgradcheck(lambda s, t: _apply(op, s, t), (x, y))
 
 
-@pytest.mark.parametrize("op", [p for p in BINARY_OPS if p.result != BOOL],
+@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
                          ids=lambda p: p.name)
 def test_binary_with_weak_python_scalar_keeps_float32(op):
     a = _draw(op, (5,), dtype=np.float32)
