@@ -13,7 +13,8 @@ import numbers
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import as_tensor, tensor
+from numgrad.creation import as_tensor, full, tensor
+from numgrad.joining import concatenate
 from numgrad.ops import BINARY, TABLE, UNARY
 from numgrad.ordering import OrderMethods
 from numgrad.primitives import _as, _elementwise
@@ -215,26 +216,47 @@ def take(a, indices, axis: int | None = None, mode: str = "raise") -> Tensor:
     return a[(slice(None),) * axis + (indices,)]
 
 
-def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1) -> Tensor:
-    """The integral of `y` along `axis` by the trapezoidal rule, at the points `x` (1-D,
-    or `y`'s shape) or spaced `dx` apart (NumPy's ``trapezoid``).
+def cumulative_sum(x, /, *, axis: int | None = None, dtype=None,
+                   include_initial: bool = False) -> Tensor:
+    """NumPy 2's ``cumulative_sum``: `cumsum` along `axis` (which a tensor of more than
+    one dimension needs), with the sum of nothing (0) first if `include_initial`."""
+    return _cumulative(as_tensor(x), "cumsum", 0, axis, dtype, include_initial)
 
-    >>> ng.trapezoid(ng.tensor([1.0, 2.0, 3.0]), x=[0.0, 1.0, 3.0]).item()
-    6.5
-    """
-    y = as_tensor(y)
-    axis = normalize_axis(axis, y.ndim)
-    lead = (slice(None),) * axis
-    if x is None:
-        step = dx
-    else:
-        x = as_tensor(x)
-        step = x[1:] - x[:-1] if x.ndim == 1 else x[lead + (slice(1, None),)] - \
-            x[lead + (slice(None, -1),)]
-        if x.ndim == 1:
-            step = step.reshape((-1,) + (1,) * (y.ndim - 1 - axis))
-    pairs = y[lead + (slice(1, None),)] + y[lead + (slice(None, -1),)]
-    return (pairs * step).sum(axis) / 2.0
+
+def cumulative_prod(x, /, *, axis: int | None = None, dtype=None,
+                    include_initial: bool = False) -> Tensor:
+    """NumPy 2's ``cumulative_prod``: `cumprod` along `axis`, with 1 first if
+    `include_initial`."""
+    return _cumulative(as_tensor(x), "cumprod", 1, axis, dtype, include_initial)
+
+
+def _cumulative(x: Tensor, scan: str, initial, axis, dtype, include_initial: bool) -> Tensor:
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` "
+                             "argument is required.")
+        x, axis = x.reshape(-1), 0
+    x = x if dtype is None else x.astype(dtype)
+    out = getattr(x, scan)(axis)
+    if not include_initial:
+        return out
+    axis = normalize_axis(axis, out.ndim)
+    first = full(out.shape[:axis] + (1,) + out.shape[axis + 1:], initial, out.dtype,
+                 out.device)
+    return concatenate([first, out], axis)
+
+
+def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
+         kind=None) -> Tensor:
+    """Whether each element of `element` is among `test_elements` (NumPy's ``isin``; NaN
+    is never found): a bool tensor of `element`'s shape, no gradient. Every element is
+    compared with every test element, so memory grows with their product; for a large
+    sorted set, `searchsorted` compares less."""
+    element = as_tensor(element)
+    tests = test_elements if isinstance(test_elements, Tensor) else \
+        tensor(np.asarray(test_elements), device=element.device)
+    found = (element.expand_dims(-1) == tests.reshape(-1)).any(-1)
+    return found.logical_not() if invert else found
 
 
 def select(condlist, choicelist, default=0) -> Tensor:
@@ -277,5 +299,6 @@ def polyval(p, x) -> Tensor:
 _functions.update(transpose=transpose, clip=clip, nansum=nansum, nanmean=nanmean,
                   nanmax=nanmax, nanmin=nanmin, nanvar=nanvar, nanstd=nanstd,
                   positive=positive, float_power=float_power, divmod=divmod, take=take,
-                  trapezoid=trapezoid, select=select, polyval=polyval)
+                  cumulative_sum=cumulative_sum, cumulative_prod=cumulative_prod, isin=isin,
+                  select=select, polyval=polyval)
 __all__ = sorted(_functions)

@@ -139,6 +139,8 @@ def _by_name(bound: inspect.BoundArguments, params: dict | None, n_positional: i
             position += len(value)
         elif kind == inspect.Parameter.VAR_KEYWORD:
             kwargs.update(value)
+        elif kind == inspect.Parameter.KEYWORD_ONLY:  # (NumPy's: never by position)
+            kwargs[name] = value
         elif not kwargs and _positional(params, position, name, given_by_position):
             args.append(value)
             position += 1

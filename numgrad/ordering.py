@@ -170,7 +170,7 @@ def _join(parts: list[TensorBase], axis: int) -> TensorBase:
 
 class OrderMethods(TensorBase):
     """Scan and sort methods of `numgrad.Tensor` that NumPy's ndarray has (``cumsum``,
-    ``cumprod``, ``sort``, ``argsort``, ``partition``), and ``diff``."""
+    ``cumprod``, ``sort``, ``argsort``, ``partition``, ``argpartition``), and ``diff``."""
 
     __slots__ = ()
 
@@ -276,6 +276,17 @@ class OrderMethods(TensorBase):
         _check_kind(kind, order, stable)
         x, axis = _along(self, axis, zero_d_as_1d=True)
         return _apply("argsort", (x,), axis, x.shape, dtypes.int64)
+
+    def argpartition(self, kth, axis: int | None = -1, kind: str = "introselect",
+                     order=None) -> TensorBase:
+        """The indices (int64) that partition along `axis` (None: the flattened tensor), as
+        NumPy's ``argpartition``; no gradient. They arrange the elements as ``partition``
+        does (as ``np.partition`` does): NumPy's own argpartition may order each side
+        otherwise, and any such order is a partition."""
+        np.partition(np.empty(1), 0, kind=kind, order=order)  # NumPy's checks of these
+        x, axis = _along(self, axis)
+        return _apply("partition_order", (x,), (_kth(kth, x.shape[axis]), axis), x.shape,
+                      dtypes.int64)
 
     def sort(self, axis: int = -1, kind: str | None = None, order=None, *,
              stable: bool | None = None) -> None:

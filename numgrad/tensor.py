@@ -287,10 +287,20 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         return where(hit, positions, n).min(axis, keepdims)
 
     def all(self, axis=None, keepdims: bool = False) -> Tensor:
-        return _reduce("min", _as(self, dtypes.bool_), axis, keepdims)
+        """Whether every element along `axis` is true (True over an empty axis)."""
+        return self._logical("min", True, axis, keepdims)
 
     def any(self, axis=None, keepdims: bool = False) -> Tensor:
-        return _reduce("max", _as(self, dtypes.bool_), axis, keepdims)
+        """Whether any element along `axis` is true (False over an empty axis)."""
+        return self._logical("max", False, axis, keepdims)
+
+    def _logical(self, which: str, empty: bool, axis, keepdims: bool) -> Tensor:
+        x = _as(self, dtypes.bool_)
+        axes, shape, kept = reduction_shapes(x.shape, axis)
+        if any(x.shape[a] == 0 for a in axes):  # (as NumPy: the identity of and, or)
+            return Tensor._wrap(LazyBuffer.const(empty, kept if keepdims else shape,
+                                                 dtypes.bool_, x.device))
+        return _reduce(which, x, axis, keepdims)
 
     # ---- shape ---------------------------------------------------------------------
     def reshape(self, *shape) -> Tensor:

@@ -1,9 +1,11 @@
 """NumPy functions a ported experiment reaches for beyond SPEC §2's list: ``take``,
 ``broadcast_arrays``, ``hsplit``/``vsplit``/``dsplit``, ``nanvar``/``nanstd``,
 ``trapezoid``, ``select``, ``polyval``, ``float_power``, ``divmod``, ``positive``,
-``rint`` and the creation functions ``empty_like``, ``identity``, ``logspace`` and
-``geomspace``: values against NumPy, gradients against central differences
-(`ng.gradcheck`) and HIPS autograd, NumPy's calls dispatched to them, and NumPy's errors.
+``rint``, ``argpartition``, ``gradient``, ``convolve``, ``cumulative_sum``/``_prod``,
+``isin``, the creation functions ``empty_like``, ``identity``, ``logspace`` and
+``geomspace``, and ``all``/``any`` over empty axes: values against NumPy, gradients
+against central differences (`ng.gradcheck`) and HIPS autograd, NumPy's calls dispatched
+to them, and NumPy's errors.
 
 Tolerances: float64 values to rtol 1e-12 of NumPy's, gradients to rtol 1e-12 of
 autograd's; index and shape results exactly.
@@ -221,3 +223,101 @@ def test_creation_functions_match_numpy():
                                   np.identity(3, dtype=np.int32))
     e = np.empty_like(ng.ones((2, 3), dtype=ng.float32))
     assert isinstance(e, ng.Tensor) and e.shape == (2, 3) and e.dtype == np.float32
+
+
+# ---- batch two: order, sampled data, membership, empty logical reductions --------------------
+
+@pytest.mark.parametrize("kth, axis", [(2, -1), ([1, 4], 1), (1, 0), (3, None)])
+def test_argpartition_partitions_as_partition_does(kth, axis):
+    a = RNG.standard_normal((3, 7))
+    idx = np.argpartition(ng.tensor(a), kth, axis=axis)
+    assert idx.dtype == np.int64 and not idx.requires_grad
+    src = a.ravel() if axis is None else a
+    got = np.take_along_axis(src, idx.numpy(), axis=0 if axis is None else axis)
+    np.testing.assert_array_equal(got, np.partition(a, kth, axis=axis))
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {}), ((0.5,), {}), ((0.5, 2.0), {}), ("coordinates", {}),
+    ("coordinates", {"edge_order": 2}), ((0.3,), {"edge_order": 2}),
+    ((), {"axis": (1, 0)}), ("x only", {"axis": -1})], ids=str)
+def test_gradient_matches_numpy(args, kwargs):
+    f = RNG.standard_normal((4, 6))
+    y, x = np.cumsum(RNG.uniform(0.1, 1, 4)), np.cumsum(RNG.uniform(0.1, 1, 6))
+    args = {"coordinates": (y, x), "x only": (x,)}.get(args, args)
+    got, want = np.gradient(ng.tensor(f), *args, **kwargs), np.gradient(f, *args, **kwargs)
+    got, want = (r if isinstance(r, tuple) else (r,) for r in (got, want))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-13)
+
+
+def test_gradient_is_differentiable_and_refuses_what_numpy_refuses():
+    f, x = RNG.standard_normal(6), np.cumsum(RNG.uniform(0.1, 1, 6))
+    assert ng.gradcheck(lambda v, c: ng.gradient(v, c, edge_order=2),
+                        [ng.tensor(f, requires_grad=True), ng.tensor(x, requires_grad=True)])
+    np.testing.assert_array_equal(ng.gradient(ng.tensor([1, 4, 9, 16])).numpy(),
+                                  np.gradient(np.array([1, 4, 9, 16])))
+    with pytest.raises(ValueError, match="at least \\(edge_order \\+ 1\\) elements"):
+        ng.gradient(ng.tensor([1.0, 2.0]), edge_order=2)
+    with pytest.raises(ValueError, match="distances must match"):
+        ng.gradient(ng.tensor(f), x[:3])
+    with pytest.raises(TypeError, match="invalid number of arguments"):
+        ng.gradient(ng.tensor(f), 1.0, 2.0)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n, m", [(7, 3), (3, 7), (5, 1), (4, 4), (6, 2)])
+def test_convolve_matches_numpy_and_differentiates_both(mode, n, m):
+    a, v = RNG.standard_normal(n), RNG.standard_normal(m)
+    np.testing.assert_allclose(np.convolve(ng.tensor(a), ng.tensor(v), mode).numpy(),
+                               np.convolve(a, v, mode), rtol=1e-12, atol=1e-14)
+    assert ng.gradcheck(lambda x, y: ng.convolve(x, y, mode),
+                        [ng.tensor(a, requires_grad=True), ng.tensor(v, requires_grad=True)])
+
+
+def test_convolve_errors_name_what_is_wrong():
+    with pytest.raises(ValueError, match="1-D inputs"):
+        ng.convolve(ng.ones((2, 2)), ng.ones(2))
+    with pytest.raises(ValueError, match="neither input can be empty"):
+        ng.convolve(ng.ones(3), ng.ones(0))
+    with pytest.raises(ValueError, match="mode must be"):
+        ng.convolve(ng.ones(3), ng.ones(2), "circular")
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("kwargs", [{"axis": 1}, {"axis": 0, "include_initial": True},
+                                    {"axis": -1, "include_initial": True, "dtype": np.float32}],
+                         ids=str)
+def test_cumulative_sum_and_prod_match_numpy(name, kwargs):
+    a = RNG.uniform(0.5, 2, (2, 3))
+    got, want = getattr(np, name)(ng.tensor(a), **kwargs), getattr(np, name)(a, **kwargs)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6 if want.dtype == np.float32
+                               else 1e-12)
+    np.testing.assert_array_equal(ng.cumulative_sum(ng.tensor([1, 2]), include_initial=True)
+                                  .numpy(), [0, 1, 3])
+    with pytest.raises(ValueError, match="``axis`` argument is required"):
+        getattr(ng, name)(ng.tensor(a))
+
+
+def test_isin_matches_numpy_nan_never_found():
+    e = np.array([[1.0, nan, 3.0], [2.0, 5.0, 7.0]])
+    for tests, invert in [([3, nan, 7], False), ([2.0], True), ([], False)]:
+        got = np.isin(ng.tensor(e), tests, invert=invert)
+        assert got.dtype == np.bool_ and not got.requires_grad
+        np.testing.assert_array_equal(got.numpy(), np.isin(e, tests, invert=invert))
+    np.testing.assert_array_equal(ng.isin(ng.tensor([1, 2, 3]), ng.tensor([3, 1])).numpy(),
+                                  [True, False, True])
+
+
+@pytest.mark.parametrize("shape, axis", [((2, 0), -1), ((2, 0), None), ((0, 3), 0),
+                                         ((0, 3), 1), ((2, 0), (0, 1))], ids=str)
+def test_all_and_any_over_an_empty_axis_are_true_and_false(shape, axis):
+    z = np.zeros(shape)
+    for name in ("all", "any"):
+        for keepdims in (False, True):
+            got = getattr(ng.tensor(z), name)(axis, keepdims=keepdims)
+            want = getattr(np, name)(z, axis=axis, keepdims=keepdims)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want)
