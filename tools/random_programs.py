@@ -285,6 +285,9 @@ _EXTRA_UNARY = {"sinh": None, "cosh": None, "arcsinh": None, "arctan": None,
                 "arccosh": (1.1, 4.0), "log2": (0.1, 3.0), "log10": (0.1, 3.0), "exp2": None,
                 "deg2rad": None, "rad2deg": None}
 _EXTRA_BINARY = {"arctan2", "hypot", "logaddexp", "logaddexp2"}
+#: binary rows that are steps (a zero gradient between jumps that finite differences
+#: cross, and no autograd rule for heaviside): not drawn
+_STEP_BINARY = {"floor_divide", "heaviside"}
 
 
 #: numgrad implements NumPy's dispatch (SPEC section 8): ``np.exp(tensor)`` is numgrad's
@@ -339,7 +342,8 @@ class _Builder:
                       if p.kind == UNARY and p.result != "bool"] + ["square", "relu"]
         self.unary += [n for n in _EXTRA_UNARY if hasattr(ng, n)]
         self.binary = [p.name for p in TABLE.values()
-                       if p.kind == BINARY and p.result != "bool"]
+                       if p.kind == BINARY and p.result != "bool" and not p.integral
+                       and p.name not in _STEP_BINARY]
         self.binary += [n for n in sorted(_EXTRA_BINARY) if hasattr(ng, n)]
 
     # ---- helpers ----
