@@ -91,7 +91,7 @@ def predict(x: ng.Tensor, params: list[ng.Tensor]) -> np.ndarray:
 
 # ---- python -m numgrad demo -----------------------------------------------------------
 
-def _demo_imports():
+def _demo_inputs():
     try:
         from tqdm import tqdm
         images, labels = _digits()
@@ -145,7 +145,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     The data set (1797 8x8 images of handwritten digits) ships inside scikit-learn;
     a stratified fifth of it is held out. Prints the run, returns the held-out accuracy.
     """
-    images, labels, tqdm = _demo_imports()
+    images, labels, tqdm = _demo_inputs()
     try:
         dev = ng.device.as_device(device)
     except (RuntimeError, ValueError) as error:

@@ -160,8 +160,7 @@ def nanvar(a, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     """
     a = as_tensor(a)
     x, kept = _as(a, dtypes.to_float(a.dtype)), a.isnan().logical_not()
-    mean = where(kept, x, 0).sum(axis, True) / kept.sum(axis, True).astype(x.dtype)
-    deviation = where(kept, x - mean, 0)
+    deviation = where(kept, x - nanmean(a, axis, keepdims=True), 0)
     dof = kept.sum(axis, keepdims).astype(x.dtype) - ddof
     return where(dof > 0, (deviation * deviation).sum(axis, keepdims) / dof, math.nan)
 
@@ -251,7 +250,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     """Whether each element of `element` is among `test_elements` (NumPy's ``isin``; NaN
     is never found): a bool tensor of `element`'s shape, no gradient. Every element is
     compared with every test element, so memory grows with their product; for a large
-    sorted set, `searchsorted` compares less."""
+    sorted set, `searchsorted` compares less. `assume_unique` and `kind` choose NumPy's
+    algorithm, not the result: they are taken, and change nothing here."""
     element = as_tensor(element)
     tests = test_elements if isinstance(test_elements, Tensor) else \
         tensor(np.asarray(test_elements), device=element.device)

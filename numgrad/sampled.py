@@ -11,6 +11,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from numgrad.creation import as_tensor
@@ -35,7 +37,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     central differences inside, one-sided ones of order `edge_order` (1 or 2) at the
     ends, along each of `axis` (all axes when None). `varargs` gives the spacing per
     axis: none (1), one scalar for all, or per axis a scalar or the 1-D coordinates.
-    Returns a tensor for one axis, else a list (a tuple, as NumPy 2, for several).
+    Returns a tensor for one axis, else a tuple of them (as NumPy 2).
 
     >>> ng.gradient(ng.tensor([1.0, 2.0, 4.0]), ng.tensor([0.0, 1.0, 3.0])).tolist()
     [1.0, 1.0, 1.0]
@@ -61,50 +63,48 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
 
 
 def _gradient_along(f: Tensor, axis: int, h, edge_order: int) -> Tensor:
+    """`gradient` along one axis, by NumPy's formulas, each in NumPy's order of
+    operations: spacing `h` is a scalar (uniform) or the 1-D coordinates."""
     n = f.shape[axis]
     if n < edge_order + 1:
         raise ValueError("Shape of array too small to calculate a numerical gradient, at "
                          "least (edge_order + 1) elements are required.")
     if f.dtype.kind in "biu":
         f = f.astype(np.float64)
-    if np.ndim(h) == 0:  # (NumPy's uniform formulas, in its order)
+    part = functools.partial(_slice, f, axis)
+    if np.ndim(h) == 0:
         h = h if isinstance(h, Tensor) else float(h)
-        inside = (_slice(f, axis, 2, None) - _slice(f, axis, None, -2)) / (2.0 * h)
-        if edge_order == 1:
-            first = (_slice(f, axis, 1, 2) - _slice(f, axis, 0, 1)) / h
-            last = (_slice(f, axis, -1, None) - _slice(f, axis, -2, -1)) / h
-        else:
-            first = -1.5 / h * _slice(f, axis, 0, 1) + 2.0 / h * _slice(f, axis, 1, 2) + \
-                -0.5 / h * _slice(f, axis, 2, 3)
-            last = 0.5 / h * _slice(f, axis, -3, -2) + -2.0 / h * _slice(f, axis, -2, -1) + \
-                1.5 / h * _slice(f, axis, -1, None)
-        return concatenate([first, inside, last], axis)
-    x = as_tensor(h)
-    if x.ndim != 1 or x.shape[0] != n:
-        raise ValueError("when 1d, distances must match the length of the corresponding "
-                         "dimension")
-    if x.dtype.kind in "biu":
-        x = x.astype(np.float64)
-    dx = x[1:] - x[:-1]
-    d1, d2 = _along(dx[:-1], axis, f.ndim), _along(dx[1:], axis, f.ndim)
-    # NumPy's non-uniform second-order formula (its weights, in its order)
-    a = -d2 / (d1 * (d1 + d2))
-    b = (d2 - d1) / (d1 * d2)
-    c = d1 / (d2 * (d1 + d2))
-    inside = a * _slice(f, axis, None, -2) + b * _slice(f, axis, 1, -1) + \
-        c * _slice(f, axis, 2, None)
-    if edge_order == 1:
-        first = (_slice(f, axis, 1, 2) - _slice(f, axis, 0, 1)) / dx[0]
-        last = (_slice(f, axis, -1, None) - _slice(f, axis, -2, -1)) / dx[-1]
+        h0 = hn = h
+        inside = (part(2, None) - part(None, -2)) / (2.0 * h)
+        if edge_order == 2:
+            first = -1.5 / h * part(0, 1) + 2.0 / h * part(1, 2) + -0.5 / h * part(2, 3)
+            last = 0.5 / h * part(-3, -2) + -2.0 / h * part(-2, -1) + 1.5 / h * part(-1, None)
     else:
-        h1, h2 = dx[0], dx[1]
-        first = (-(2.0 * h1 + h2) / (h1 * (h1 + h2)) * _slice(f, axis, 0, 1)
-                 + (h1 + h2) / (h1 * h2) * _slice(f, axis, 1, 2)
-                 - h1 / (h2 * (h1 + h2)) * _slice(f, axis, 2, 3))
-        h1, h2 = dx[-2], dx[-1]
-        last = (h2 / (h1 * (h1 + h2)) * _slice(f, axis, -3, -2)
-                - (h2 + h1) / (h1 * h2) * _slice(f, axis, -2, -1)
-                + (2.0 * h2 + h1) / (h2 * (h1 + h2)) * _slice(f, axis, -1, None))
+        x = as_tensor(h)
+        if x.ndim != 1 or x.shape[0] != n:
+            raise ValueError("when 1d, distances must match the length of the corresponding "
+                             "dimension")
+        if x.dtype.kind in "biu":
+            x = x.astype(np.float64)
+        dx = x[1:] - x[:-1]
+        h0, hn = dx[0], dx[-1]
+        d1, d2 = _along(dx[:-1], axis, f.ndim), _along(dx[1:], axis, f.ndim)
+        a = -d2 / (d1 * (d1 + d2))
+        b = (d2 - d1) / (d1 * d2)
+        c = d1 / (d2 * (d1 + d2))
+        inside = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+        if edge_order == 2:
+            h1, h2 = dx[0], dx[1]
+            first = (-(2.0 * h1 + h2) / (h1 * (h1 + h2)) * part(0, 1)
+                     + (h1 + h2) / (h1 * h2) * part(1, 2)
+                     - h1 / (h2 * (h1 + h2)) * part(2, 3))
+            h1, h2 = dx[-2], dx[-1]
+            last = (h2 / (h1 * (h1 + h2)) * part(-3, -2)
+                    - (h2 + h1) / (h1 * h2) * part(-2, -1)
+                    + (2.0 * h2 + h1) / (h2 * (h1 + h2)) * part(-1, None))
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / h0
+        last = (part(-1, None) - part(-2, -1)) / hn
     return concatenate([first, inside, last], axis)
 
 
