@@ -10,7 +10,9 @@ Examples
 (3,)
 """
 
-from numgrad import autograd, cuda, device, engine, functional, nn, optim, viz
+from numpy import e, euler_gamma, inf, nan, newaxis, pi  # NumPy's constants, as ng.pi
+
+from numgrad import autograd, cuda, device, engine, functional, nn, optim, transforms, viz
 from numgrad.assembly import *  # noqa: F403
 from numgrad.autograd import (
     Function,
@@ -49,11 +51,13 @@ from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from numgrad.interop import from_dlpack
 from numgrad.joining import concatenate, split, stack
 from numgrad.linalg.products import *  # noqa: F403 - dot, einsum, matmul, tensordot, ...
+from numgrad.numpy_api import GradientDroppedWarning
 from numgrad.sampled import *  # noqa: F403 - gradient, trapezoid, convolve
 from numgrad.searching import *  # noqa: F403 - nonzero, unique, searchsorted, interp, ...
 from numgrad.statistics import *  # noqa: F403 - average, median, quantile, cov, ...
 from numgrad.tensor import Tensor, realize
 from numgrad.tensor_math import power, where
+from numgrad.transforms import elementwise_grad, value_and_grad
 
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"

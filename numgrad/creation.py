@@ -6,13 +6,19 @@ import numpy as np
 
 from numgrad import dtypes
 from numgrad.device import as_device
+from numgrad.interop import from_dlpack
 from numgrad.lazy import LazyBuffer
 from numgrad.primitives import _shape_arg
 from numgrad.tensor import Tensor
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False,
+           copy: bool | None = None) -> Tensor:
     """A tensor holding a copy of `data` (a scalar, nested list, ndarray or Tensor).
+
+    ``copy=False`` (NumPy's "never copy") shares the memory of an array of the same dtype
+    and device instead, as `numgrad.from_dlpack` does (numgrad never writes into it), and
+    the value of a tensor; data that cannot be shared as it is raises ValueError.
 
     Examples
     --------
@@ -20,7 +26,31 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).sum().item()
     10.0
     """
+    if copy is False:
+        shared = _shared(data, dtype, device)
+        return shared.requires_grad_() if requires_grad else shared
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _shared(data, dtype, device) -> Tensor:
+    """`data` as a tensor without a copy (`tensor`'s ``copy=False``)."""
+    if isinstance(data, Tensor):
+        kept = data.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if kept != data.dtype or as_device(device or data.device) != data.device:
+            raise ValueError(f"copy=False: a tensor of dtype {data.dtype} on "
+                             f"'{data.device}' cannot become dtype {kept} on "
+                             f"'{as_device(device or data.device)}' without a copy")
+        return Tensor._wrap(data._buf)
+    if not hasattr(data, "__dlpack__"):
+        raise ValueError(f"copy=False: a {type(data).__name__} cannot be shared without a "
+                         f"copy (an array can); pass copy=None")
+    shared = from_dlpack(data)
+    if dtype is not None and dtypes.as_dtype(dtype) != shared.dtype or \
+            device is not None and as_device(device) != shared.device:
+        raise ValueError(f"copy=False: an array of dtype {shared.dtype} on '{shared.device}' "
+                         f"cannot become dtype {dtype or shared.dtype} on "
+                         f"'{device or shared.device}' without a copy")
+    return shared
 
 
 def as_tensor(data, device=None) -> Tensor:
@@ -41,10 +71,27 @@ def _scalar_dtype(value) -> np.dtype:
 
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of `shape` filled with `fill_value` (dtype inferred as NumPy does)."""
+    """A tensor of `shape` filled with `fill_value` (dtype inferred as NumPy does).
+
+    A tensor `fill_value` (a scalar, or any shape that broadcasts to `shape`, as NumPy
+    allows) is broadcast, differentiably: the result's gradient flows back to it
+    (unless `requires_grad`, which makes the result a leaf of its own).
+
+    Examples
+    --------
+    >>> import numgrad as ng
+    >>> t = ng.tensor(2.0, requires_grad=True)
+    >>> ng.grad((ng.full((3,), t) ** 2).sum(), t)[0].item()
+    12.0
+    """
     shape = _shape_arg((shape,))
     if any(d < 0 for d in shape):
         raise ValueError(f"negative dimension in shape {shape}")
+    if isinstance(fill_value, Tensor):
+        if requires_grad:
+            fill_value = fill_value.numpy()  # (its value: the result is a leaf)
+        else:
+            return fill_value.to(device, dtype).broadcast_to(shape)
     dtype = _scalar_dtype(fill_value) if dtype is None else dtypes.as_dtype(dtype)
     if requires_grad:  # a parameter: memory, as it will be after its first update
         return Tensor(np.full(shape, fill_value, dtype), device=device, requires_grad=True)

@@ -75,7 +75,9 @@ def as_device(device: str | Device | None) -> Device:
     if device is None:
         return _default
     if isinstance(device, Device):
-        return device
+        if _DEVICES.get(device.type) is device:
+            return device
+        device = device.type  # (one a user made: checked as its name is)
     name = str(device).split(":")[0]
     dev = _DEVICES.get(name)
     if dev is None:

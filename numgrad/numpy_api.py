@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
+import warnings
 
 import numpy as np
 
@@ -28,6 +30,12 @@ NAMESPACES = {"numpy": (), "numpy.linalg": ("linalg",)}
 
 #: NumPy names -> the name of the same function in numgrad.
 ALIASES = {"concat": "concatenate", "permute_dims": "transpose", "row_stack": "vstack"}
+
+#: Functions of other libraries that numgrad has under another name.
+SPELLED_OTHERWISE = {"scipy.special.expit": "ng.sigmoid",
+                     "scipy.special.logsumexp": "ng.logsumexp",
+                     "scipy.special.softmax": "ng.nn.functional.softmax",
+                     "scipy.special.log_softmax": "ng.nn.functional.log_softmax"}
 
 #: NumPy's functions that read a tensor's attributes (they return ints, not tensors).
 METADATA = {
@@ -44,9 +52,45 @@ ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 _OPAQUE = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
+class GradientDroppedWarning(UserWarning):
+    """A tensor that requires grad became a NumPy array in a function that did not
+    dispatch to numgrad (``np.full(shape, t)``, SciPy's functions): what that function
+    returns has no gradient."""
+
+
+def warn_dropped() -> None:
+    """Warn that a tensor that requires grad is being converted to an ndarray (its
+    ``__array__`` is running) outside numgrad: name the function doing it (the first
+    NumPy or SciPy function called from outside them, by its public path) and the
+    fixes. The warning points at the first frame outside numgrad, NumPy and SciPy."""
+    frame, level = sys._getframe(2), 3
+    while frame is not None and _module(frame).startswith("numgrad"):
+        frame, level = frame.f_back, level + 1
+    if frame is None:
+        return
+    what, library = "np.asarray (or np.array)", None
+    while frame is not None and _module(frame).split(".")[0] in ("numpy", "scipy"):
+        library = frame  # (the outermost: the function the caller called)
+        frame, level = frame.f_back, level + 1
+    if library is not None:
+        name, parts = library.f_code.co_name, _module(library).split(".")
+        public = ["numpy"] if parts[0] == "numpy" and hasattr(np, name) else \
+            [part for part in parts if not part.startswith("_")]
+        what = ".".join([*public, name])
+    warnings.warn(
+        f"{what} converted a tensor that requires grad to a NumPy array: the result has "
+        f"no gradient. Use numgrad's function (ng.<name>) to stay differentiable, or pass "
+        f"t.detach() (or t.numpy()) to use the value on purpose",
+        GradientDroppedWarning, stacklevel=level)
+
+
+def _module(frame) -> str:
+    return frame.f_globals.get("__name__", "")
+
+
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     """``Tensor.__array_ufunc__``: apply numgrad's equivalent of `ufunc` (or of its method)."""
-    label = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    label = _ufunc_label(ufunc) + ("" if method == "__call__" else f".{method}")
     if not all(_known_operand(x) for x in inputs):
         return NotImplemented  # another library's array: let it (or NumPy) answer
     _refuse_out(kwargs.pop("out", None), label)
@@ -62,7 +106,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
         return _call(_function(ufunc.__name__, (), label), (), [a, b], kwargs, label)
     table = {"reduce": REDUCE, "accumulate": ACCUMULATE}.get(method, {})
     if ufunc.__name__ not in table:
-        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+        raise _no_equivalent(label)
     kwargs.setdefault("axis", 0)  # a ufunc method's default axis (numgrad's is None)
     return _call(_function(table[ufunc.__name__], (), label), (), operands, kwargs, label)
 
@@ -76,11 +120,30 @@ def array_function(func, types: tuple, args: tuple, kwargs: dict):
     if label in METADATA:
         return METADATA[label](*args, **kwargs)
     if module not in NAMESPACES:
-        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+        raise _no_equivalent(label)
     function = _function(func.__name__, NAMESPACES[module], label)
     like = _first_tensor((args, kwargs))
     args, kwargs = _convert((args, kwargs), like)
     return _call(function, func, args, kwargs, label)
+
+
+def _ufunc_label(ufunc: np.ufunc) -> str:
+    """`ufunc`'s public name: NumPy's, or SciPy's special function's (SciPy's ufuncs are
+    NumPy ufuncs too)."""
+    name = ufunc.__name__
+    if getattr(np, name, None) is ufunc:
+        return f"numpy.{name}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, name, None) is ufunc:
+        return f"scipy.special.{name}"
+    return f"the ufunc {name}"
+
+
+def _no_equivalent(label: str) -> TypeError:
+    """The refusal of `label`, naming numgrad's function for it where there is one."""
+    other = SPELLED_OTHERWISE.get(label)
+    fix = f"{other} computes it" if other else "convert with t.numpy() first"
+    return TypeError(f"numgrad has no equivalent of {label}; {fix}")
 
 
 def _function(name: str, namespace: tuple[str, ...], label: str):
@@ -91,7 +154,7 @@ def _function(name: str, namespace: tuple[str, ...], label: str):
         space = getattr(space, part)
     function = getattr(space, ALIASES.get(name, name), None)
     if not inspect.isfunction(function) or not function.__module__.startswith("numgrad"):
-        raise TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
+        raise _no_equivalent(label)
     return function
 
 

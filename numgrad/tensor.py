@@ -98,7 +98,45 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def T(self) -> Tensor:
         return self.transpose()
 
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped: a stack of matrices transposed (PyTorch's and the
+        Array API's ``mT``)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions; this tensor has shape "
+                             f"{self.shape}")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the value (NumPy's ``nbytes``: elements times item size)."""
+        return self.size * self.dtype.itemsize
+
+    def copy(self) -> Tensor:
+        """A new tensor of the same value, differentiable (PyTorch's ``clone``): its
+        gradient flows back to this one. (Values are immutable: nothing is copied.)"""
+        return +self if self.requires_grad else Tensor._wrap(self._buf)
+
+    clone = copy
+
     # ---- values out (reading them is TensorBase's) -----------------------------------
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a one-element tensor's value formatted as its Python
+        scalar is (``str(t)`` for an empty `spec`)."""
+        if not spec:
+            return str(self)
+        self._check_one_element(f"format spec {spec!r}")
+        return format(self.item(), spec)
+
+    def __round__(self, ndigits: int | None = None) -> Tensor:
+        """``round(t, n)``: the tensor rounded to `n` decimals (a tensor, as PyTorch's
+        ``round`` gives; ``round(t.item(), n)`` gives a float)."""
+        return self.round(0 if ndigits is None else ndigits)
+
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d tensor")

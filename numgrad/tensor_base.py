@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from numgrad import engine, lazy, numpy_api, tracing
+from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
@@ -84,7 +85,14 @@ class TensorBase:
         return self.device.backend.to_numpy(self._buf.realized)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        """``np.asarray(t)``, ``np.array(t)``: a copy of the value (the caller owns it)."""
+        """``np.asarray(t)``, ``np.array(t)``: a copy of the value (the caller owns it).
+
+        For a tensor that requires grad (grad mode on) this warns
+        (`numgrad.numpy_api.GradientDroppedWarning`), naming the function converting it:
+        its result has no gradient. ``t.numpy()`` and ``t.detach()`` read the value
+        without a warning."""
+        if self._node is not None and is_grad_enabled():
+            numpy_api.warn_dropped()
         if copy is False:
             raise ValueError("a tensor's value cannot be shared with NumPy without a copy "
                              "(numgrad's buffers are immutable); use np.asarray(t) or t.numpy()")

@@ -341,6 +341,40 @@ def test_grad_sums_over_a_sequence_of_outputs():
     assert_allclose(val(g), 2.0 * np.array(X3) + 3.0, rtol=1e-12)
 
 
+def test_an_output_that_is_an_input_adds_its_cotangent_to_the_others():
+    """SPEC §3: ``ng.grad([u, u.sum()], u, grad_outputs=[v, 2.0])`` is ``v + 2``, also when
+    an output is the input itself or a view of it (the root that another root reaches
+    was placed before it, and its cotangent from that root dropped)."""
+    u = leaf([0.0, 0.0])
+    (g,) = ng.grad([u, u.sum()], u, grad_outputs=[const([1.0, -1.0]), const(2.0)])
+    assert_allclose(val(g), [3.0, 1.0], rtol=1e-12)
+    (g,) = ng.grad([u.sum(), u], u, grad_outputs=[const(2.0), const([1.0, -1.0])])
+    assert_allclose(val(g), [3.0, 1.0], rtol=1e-12)
+    (g,) = ng.grad([u[::-1], (u * u).sum() + u.sum()], u,
+                   grad_outputs=[const([1.0, -1.0]), const(2.0)])
+    assert_allclose(val(g), [1.0, 3.0], rtol=1e-12)
+    # and backward() adds the same
+    ng.autograd.backward([u, u.sum()], [const([1.0, -1.0]), const(2.0)])
+    assert_allclose(val(u.grad), [3.0, 1.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [lambda a, b: a + b, lambda a, b: a - b,
+                               lambda a, b: a % (b + 2.0)])
+def test_a_jvp_as_the_double_vjp_gets_both_directions(f):
+    """``d/du <J^T u, v>``: with ``f(a, b) = a + b`` the first VJP of `a` is `u` itself,
+    an output of the second ``ng.grad`` that is its input."""
+    a, b = leaf([0.5, 1.25, 2.0]), leaf(0.5)
+    out = f(a, b)
+    u = ng.zeros(3, requires_grad=True)
+    ga, gb = ng.grad(out, [a, b], grad_outputs=u, create_graph=True)
+    va, vb = np.array([1.0, -2.0, 0.5]), 10.0
+    (jv,) = ng.grad([ga, gb], u, grad_outputs=[const(va), const(vb)])
+    eps = 1e-6
+    want = (f(const(val(a) + eps * va), const(val(b) + eps * vb)).numpy()
+            - f(const(val(a) - eps * va), const(val(b) - eps * vb)).numpy()) / (2 * eps)
+    assert_allclose(val(jv), want, rtol=1e-8)
+
+
 def test_grad_unused_input_is_an_error():
     x, z = leaf(X3), leaf([1.0, 2.0])
     with pytest.raises((RuntimeError, ValueError)):

@@ -8,12 +8,11 @@ random programs are compared with autograd at the campaign's tolerances.
 """
 
 import dataclasses
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
+import random_programs as rp
 
 import numgrad as ng
 from numgrad import lazy
@@ -21,9 +20,6 @@ from numgrad.autograd import replay
 from numgrad.autograd import step as step_plans
 from numgrad.autograd.graph import OpNode
 from numgrad.engine import reuse
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import random_programs as rp  # noqa: E402
 
 rng = np.random.default_rng(11)
 

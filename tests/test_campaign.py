@@ -1,4 +1,4 @@
-"""A small random-program campaign (``tools/random_programs.py``) as a test.
+"""A small random-program campaign (``tests/random_programs.py``) as a test.
 
 Random straight-line programs over broadcastable inputs, drawn from all of numgrad's
 operations, must give NumPy's values, autograd's gradients and pass ``ng.gradcheck``;
@@ -6,7 +6,7 @@ some also second order (a Hessian-vector product against autograd's, and
 ``ng.gradgradcheck``). The CI profile is 40 programs of a fixed seed, a few of them with
 second order, which run in well under a minute once their kernels are in the disk cache.
 ``NUMGRAD_CAMPAIGN_PROGRAMS=N`` (and ``NUMGRAD_CAMPAIGN_SEED``) runs a larger one; the
-command line (``python tools/random_programs.py --programs N --seed S``) also minimises
+command line (``python tests/random_programs.py --programs N --seed S``) also minimises
 what it finds.
 
 The mismatches a long campaign found are kept below, minimised, as expected failures
@@ -14,16 +14,12 @@ until numgrad is fixed.
 """
 
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+import random_programs as rp
 
 import numgrad as ng
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import random_programs as rp  # noqa: E402
 
 PROGRAMS = int(os.environ.get("NUMGRAD_CAMPAIGN_PROGRAMS", "40"))
 SEED = int(os.environ.get("NUMGRAD_CAMPAIGN_SEED", "7000"))

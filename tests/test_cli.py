@@ -274,3 +274,18 @@ def test_bench_finds_the_harness_in_the_checkout():
     compare = cli.bench_module()
     assert Path(compare.__file__) == cli.ASV_BENCHMARKS / "benchmarks" / "compare.py"
     assert cli.ASV_BENCHMARKS == Path(__file__).resolve().parent.parent / "asv_benchmarks"
+
+
+def test_help_describes_each_command_and_the_demos_options():
+    done = subprocess.run([sys.executable, "-m", "numgrad", "--help"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "``" not in done.stdout  # (plain text, not reST)
+    for command in ("info", "demo", "bench", "cache"):
+        assert command in done.stdout
+    done = subprocess.run([sys.executable, "-m", "numgrad", "demo", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    options = done.stdout.split("options:")[1]
+    for option in ("--epochs", "--batch-size", "--hidden", "--lr", "--seed", "--device"):
+        assert option in options
+    assert options.count("(default:") == 6, options  # (each option says what it does)

@@ -173,6 +173,27 @@ def test_function_with_non_tensor_argument():
     assert_allclose(val(x.grad), [3.0, 3.0], rtol=1e-12)
 
 
+def test_function_takes_numpy_arrays_as_tensors():
+    """``MyFn.apply(k + 1)`` with an array ``k``: the array reaches forward as a tensor (a
+    constant), so forward may save it."""
+    x = leaf([1.0, 2.0])
+    Mul.apply(x, np.array([3.0, 4.0])).sum().backward()
+    assert MUL_SEEN["needs_input_grad"] == (True, False)
+    assert_allclose(val(x.grad), [3.0, 4.0], rtol=1e-12)
+    assert_allclose(val(Mul.apply(np.array([1.0, 2.0]), np.array([3.0, 4.0]))), [3.0, 8.0])
+
+
+def test_saving_what_is_not_a_tensor_is_refused_naming_it():
+    class SavesAnArray(ng.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, np.ones(2))
+            return x * 2.0
+
+    with pytest.raises(TypeError, match="argument 1 is a ndarray"):
+        SavesAnArray.apply(leaf([1.0, 2.0]))
+
+
 def test_function_without_grad_inputs_has_no_history():
     y = Exp.apply(const(XS))
     assert not y.requires_grad

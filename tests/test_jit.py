@@ -6,6 +6,8 @@ in float64, 1e-5 in float32. Arrays stay small and a few function shapes are
 reused, so the suite compiles few kernels.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -742,3 +744,22 @@ def test_a_warm_training_step_compiles_nothing_and_launches_no_more_than_eager(n
     assert rec.kernels_launched <= eager_rec.kernels_launched
     close(jp, p)
     close(jw, w)
+
+
+def test_a_function_traced_again_and_again_warns_once_naming_the_fix():
+    """A Python number argument is part of the signature by value: a learning rate that
+    changes at every call traces at every call. The eighth trace says so, once."""
+    from numgrad.capture import RETRACES_WARNED, RetraceWarning
+
+    step = ng.jit(lambda x, lr: (x * lr).sum())
+    x = ng.tensor([1.0, 2.0])
+    with pytest.warns(RetraceWarning, match=r"traced 8 times.*ng\.tensor\(value\)"):
+        for i in range(RETRACES_WARNED):
+            step(x, 0.5 + i)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RetraceWarning)
+        step(x, 100.0)  # (once)
+        steady = ng.jit(lambda x, lr: (x * lr).sum())
+        for i in range(2 * RETRACES_WARNED):
+            assert steady(x, ng.tensor(0.5 + i)).item() == 3.0 * (0.5 + i)
+    assert steady.traces == 1

@@ -133,7 +133,7 @@ def test_positional_arguments_follow_numpys_signature():
 
 
 def test_asarray_and_array_copy_the_value():
-    x = ng.tensor(X, requires_grad=True)
+    x = ng.tensor(X)
     for a in (np.asarray(x), np.array(x), np.asarray(x, dtype=np.float32)):
         assert isinstance(a, np.ndarray)
         np.testing.assert_allclose(a, X, rtol=1e-7 if a.dtype == np.float32 else 0)
@@ -141,6 +141,41 @@ def test_asarray_and_array_copy_the_value():
     np.testing.assert_array_equal(x.numpy(), X)
     with pytest.raises(ValueError, match="without a copy"):
         np.asarray(x, copy=False)
+
+
+def test_a_tensor_that_requires_grad_converted_by_numpy_warns_naming_the_function():
+    """SPEC §8: a gradient is never dropped silently. NumPy's ``full`` converts its fill
+    value before anything can dispatch: the warning names it (and the fixes), and
+    points at the caller's line."""
+    t = ng.tensor(2.0, requires_grad=True)
+    with pytest.warns(ng.GradientDroppedWarning, match=r"numpy\.full .*ng\.<name>") as caught:
+        a = np.full((3,), t)
+    assert caught[0].filename == __file__
+    np.testing.assert_array_equal(a, [2.0, 2.0, 2.0])
+    with pytest.warns(ng.GradientDroppedWarning, match=r"np\.asarray"):
+        np.asarray(t)
+    scipy_special = pytest.importorskip("scipy.special")
+    with pytest.warns(ng.GradientDroppedWarning, match=r"scipy\.special\.logsumexp"):
+        scipy_special.logsumexp(ng.tensor([1.0, 2.0], requires_grad=True))
+
+
+def test_a_scipy_ufunc_is_refused_by_its_own_name_and_numgrads_for_it():
+    special = pytest.importorskip("scipy.special")
+    t = ng.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=r"scipy\.special\.expit; ng\.sigmoid computes it"):
+        special.expit(t)
+    with pytest.raises(TypeError, match=r"scipy\.special\.erf; convert"):
+        special.erf(t)
+
+
+@pytest.mark.filterwarnings("error::numgrad.GradientDroppedWarning")
+def test_reading_a_value_on_purpose_does_not_warn():
+    t = ng.tensor([1.0, 2.0], requires_grad=True)
+    for read in (lambda: t.numpy(), lambda: np.asarray(t.detach()), lambda: t.tolist(),
+                 lambda: float(t.sum()), lambda: t.sum().item()):
+        read()
+    with ng.no_grad():  # (nothing is recorded: no gradient to drop)
+        np.asarray(t)
 
 
 def test_another_librarys_array_answers_for_itself():

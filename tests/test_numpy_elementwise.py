@@ -43,7 +43,7 @@ def cpu(a, **kwargs):
 
 def assert_same(got: ng.Tensor, want: np.ndarray, rtol: float, signed_zeros=True) -> None:
     """`got` equals NumPy's `want`: dtype, NaN positions, infinities, zeros' signs."""
-    got = np.asarray(got)
+    got = got.numpy() if isinstance(got, ng.Tensor) else np.asarray(got)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
     if signed_zeros:

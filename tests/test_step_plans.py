@@ -292,6 +292,26 @@ def test_a_graph_built_up_without_realizing_is_let_go_by_the_tape(monkeypatch):
     assert not tape.TAPE.broken  # (a realization starts a new tape)
 
 
+def test_a_plan_made_first_keeps_its_constants_after_rebindings_with_others():
+    """A step plan that holds the schedule as first made (a pass whose recipe was kept,
+    on an input computed this time: a new schedule) replays with its own constant after
+    rebindings of that schedule to other constants ran (they left theirs in the
+    prepared plan's argument lists)."""
+    xa = rng.standard_normal((4, 3))
+    w = ng.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    want = {}
+    for i, c in enumerate([1.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0]):
+        x = ng.tensor(xa) + 1.0
+        if i:
+            x.numpy()  # (computed from the second step on: another schedule)
+        (g,) = ng.grad((ng.tanh(x @ w) * c).sum(), w)
+        want.setdefault(c, g.numpy())
+        np.testing.assert_array_equal(g.numpy(), want[c])
+        np.testing.assert_allclose(
+            g.numpy(), (xa + 1).T @ ((1 - np.tanh((xa + 1) @ w.numpy()) ** 2) * c),
+            rtol=1e-12)
+
+
 def test_a_constant_of_another_sign_of_zero_is_another_step():
     # 0.0 == -0.0, but 1 / (x * 0.0) and 1 / (x * -0.0) are infinities of two signs.
     def make():

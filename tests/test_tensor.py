@@ -230,6 +230,28 @@ def test_like_functions_match_numpy(src_dtype):
     assert_same_array(ng.full_like(t, 1), np.full_like(a, 1))
 
 
+def test_a_tensor_fill_value_is_differentiable():
+    """``ng.full(shape, t)`` and ``ng.full_like(x, t)`` broadcast a tensor fill value (as
+    NumPy broadcasts an array one), and its gradient flows back to it (HIPS autograd's
+    ``6 t`` for the sum of three squares)."""
+    t = ng.tensor(2.0, requires_grad=True)
+    filled = ng.full((3,), t)
+    assert filled.requires_grad and filled.shape == (3,)
+    (g,) = ng.grad((filled ** 2).sum(), t)
+    assert g.item() == 12.0
+    x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
+    like = ng.full_like(x, t)
+    assert like.dtype == np.float32 and like.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert ng.grad(like.sum(), t)[0].item() == 4.0
+    row = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = ng.grad((ng.full((2, 3), row) * ng.tensor([[1.0], [10.0]])).sum(), row)
+    assert g.tolist() == [11.0, 11.0, 11.0]
+    leaf = ng.full((2,), t, requires_grad=True)  # a leaf of its own
+    assert leaf.requires_grad and leaf.grad_fn is None and leaf.tolist() == [2.0, 2.0]
+    with pytest.raises(ValueError):
+        ng.full((2,), ng.tensor([1.0, 2.0, 3.0]))
+
+
 def test_like_functions_with_dtype():
     t = ng.tensor([[1, 2, 3]], dtype="int32")
     a = np.array([[1, 2, 3]], dtype=np.int32)
@@ -647,5 +669,69 @@ def test_an_unavailable_cuda_device_says_so(monkeypatch):
     with pytest.raises(RuntimeError, match="'cuda' device is not available: Numba finds no "
                                            "CUDA GPU"):
         ng.tensor([1.0], device="cuda")
+    with pytest.raises(RuntimeError, match="'cuda' device is not available"):
+        ng.zeros(2, device=ng.Device("cuda"))  # (a Device made by hand: checked too)
     with pytest.raises(ValueError, match="'tpu'"):
         ng.tensor([1.0], device="tpu")
+
+
+# ---- habits of NumPy and PyTorch users ----------------------------------------------
+
+def test_a_one_element_tensor_formats_as_its_value():
+    loss = ng.tensor([[0.123456]])
+    assert f"{loss:.4f}" == "0.1235" and f"{ng.tensor(3):>3d}" == "  3"
+    assert f"{loss}" == str(loss)
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        f"{ng.tensor([1.0, 2.0]):.2f}"
+
+
+def test_round_gives_a_tensor_rounded_to_its_decimals():
+    t = ng.tensor([1.23456, -2.5], requires_grad=True)
+    r = round(t, 2)
+    assert isinstance(r, ng.Tensor) and r.tolist() == [1.23, -2.5]
+    assert round(ng.tensor(2.5)).item() == 2.0  # (half to even, as NumPy)
+
+
+def test_copy_and_clone_are_new_tensors_whose_gradient_flows_back():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    for c in (x.copy(), x.clone()):
+        assert c is not x and not c.is_leaf and c.tolist() == [1.0, 2.0]
+    y = x.clone()
+    y += 1.0  # (changing the copy leaves the original)
+    assert x.tolist() == [1.0, 2.0]
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [4.0, 6.0]
+    plain = ng.tensor([1.0])
+    assert plain.copy() is not plain and not plain.copy().requires_grad
+
+
+def test_matrix_transpose_nbytes_and_itemsize():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    t = ng.tensor(a, dtype="float32")
+    assert t.mT.tolist() == np.swapaxes(a, -1, -2).tolist()
+    assert t.nbytes == 96 and t.itemsize == 4
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        _ = ng.tensor([1.0]).mT
+
+
+def test_numpys_constants():
+    assert (ng.pi, ng.e, ng.euler_gamma) == (np.pi, np.e, np.euler_gamma)
+    assert ng.inf == np.inf and np.isnan(ng.nan) and ng.newaxis is None
+    assert ng.zeros(3)[ng.newaxis].shape == (1, 3)
+
+
+def test_copy_false_shares_an_arrays_memory_or_refuses():
+    a = np.arange(3.0)
+    t = ng.tensor(a, copy=False, requires_grad=True)
+    assert t.requires_grad and np.shares_memory(np.from_dlpack(t.detach()), a)
+    (g,) = ng.grad((t * t).sum(), t)
+    assert g.tolist() == [0.0, 2.0, 4.0]
+    u = ng.tensor([1.0, 2.0])
+    assert ng.tensor(u, copy=False).tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="a list cannot be shared without a copy"):
+        ng.tensor([1.0, 2.0], copy=False)
+    with pytest.raises(ValueError, match="cannot become dtype float32"):
+        ng.tensor(a, dtype="float32", copy=False)
+    with pytest.raises(ValueError, match="cannot become dtype float32"):
+        ng.tensor(u, dtype="float32", copy=False)
+    assert ng.tensor(a, copy=True).tolist() == [0.0, 1.0, 2.0]

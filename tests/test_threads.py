@@ -240,3 +240,33 @@ def test_threads_backward_through_deep_graphs_at_once():
     for (h, g), (ref_h, ref_g) in zip(got, expected):
         np.testing.assert_array_equal(h, ref_h)
         assert g == ref_g
+
+
+def test_threads_sharing_pending_tensors_get_one_threads_values():
+    """Threads that read pending tensors of another thread's (computed by whichever
+    reads one first) and differ in a constant run plans of one structure: each gets
+    its own constant (a prepared plan replayed with no constants of its own ran with
+    those the last rebinding left in its argument lists)."""
+    rs = np.random.default_rng(11)
+    a, wa = rs.standard_normal((12, 5)), rs.standard_normal((5, 3))
+    w, base = ng.tensor(wa, requires_grad=True), ng.tensor(a)
+    steps = 3 if SIMULATOR else 30
+
+    def work(t, shared):
+        out = []
+        for k in range(steps):
+            loss = (ng.tanh(shared[k] @ w) * (t + 1.0)).sum()
+            (g,) = ng.grad(loss, w)
+            out.append((loss.item(), g.numpy()))
+        return out
+
+    def pending():
+        return [ng.sin(base * (0.1 * (k + 1))) + 1.0 for k in range(steps)]
+
+    expected = [work(t, pending()) for t in range(THREADS)]
+    shared = pending()  # (not computed yet)
+    got = in_threads(lambda t: work(t, shared), list(range(THREADS)))
+    for runs, ref in zip(got, expected):
+        for (loss, g), (ref_loss, ref_g) in zip(runs, ref):
+            np.testing.assert_allclose(loss, ref_loss, rtol=1e-12)
+            np.testing.assert_allclose(g, ref_g, rtol=1e-12)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numgrad
 from numgrad import engine
 from numgrad.autograd import step
 from numgrad.autograd.backward import run_backward
@@ -59,10 +60,16 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     step.remember(segment, ran, [(t, t._grad) for t in touched], rebuilt)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False,
-         materialize_grads: bool = False, is_grads_batched: bool = False) -> tuple:
+         materialize_grads: bool = False, is_grads_batched: bool = False, *,
+         argnum=0):
     """Return the gradients of `outputs` with respect to `inputs`; no ``.grad`` changes.
+
+    With a function as `outputs` (HIPS autograd's and JAX's form), return the function
+    computing the gradient of its scalar result with respect to its argument `argnum`
+    (an int or a tuple; ``ng.grad(f, 1)`` gives it by position too): see
+    `numgrad.transforms.gradient_function`.
 
     An input the outputs do not depend on is an error unless `allow_unused`
     (None in its place) or `materialize_grads` (zeros in its place). With
@@ -78,6 +85,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     >>> g.item(), x.grad is None
     (6.0, True)
     """
+    if callable(outputs) and not hasattr(outputs, "_buf"):
+        return numgrad.transforms.gradient_function(
+            outputs, argnum if inputs is None else inputs)
+    if inputs is None:
+        raise TypeError("grad() needs the inputs to differentiate with respect to: "
+                        "ng.grad(outputs, inputs), or ng.grad(f) for a function f")
     plain = grad_outputs is None and not (retain_graph or create_graph or allow_unused or
                                           materialize_grads or is_grads_batched)
     segment = step.take(outputs, plain, inputs)

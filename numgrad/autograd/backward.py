@@ -75,8 +75,11 @@ def _needed(roots: list[Node], targets: dict | None) -> list[Node]:
     (Nodes are keys by identity: Node defines no equality.)
     """
     order: list[Node] = []  # depth first, each node after the nodes it reaches
-    seen: set[Node] = set(roots)
-    for root in reversed(dict.fromkeys(roots)):  # (the last root first)
+    seen: set[Node] = set()
+    for root in reversed(roots):  # (the last root first)
+        if root in seen:  # (a root another root reaches is placed below that one)
+            continue
+        seen.add(root)
         node, edges, above = root, iter(root.next), []
         while True:
             for n in edges:  # down the first edge not taken yet

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
+import numgrad
 from numgrad.autograd.grad_mode import is_grad_enabled, no_grad
 from numgrad.autograd.graph import FunctionNode
 
@@ -19,7 +22,11 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep `tensors` (their values and history) for `backward`."""
-        for t in tensors:
+        for i, t in enumerate(tensors):
+            if t is not None and not hasattr(t, "_buf"):
+                raise TypeError(
+                    f"save_for_backward saves tensors (or None); argument {i} is a "
+                    f"{type(t).__name__}: keep other values as attributes of ctx")
             if t is not None:
                 self._tensor_type = type(t)
         self.saved = tuple(None if t is None else (t._buf, t._node) for t in tensors)
@@ -77,6 +84,12 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Run `forward` on `args` and record it; NumPy arrays among them become tensors
+        (constants, on the device of the tensor arguments), as numgrad's own functions
+        take them. Other arguments reach `forward` as they are."""
+        like = next((a for a in args if hasattr(a, "_buf")), None)
+        args = tuple(numgrad.tensor(a, device=like.device if like is not None else None)
+                     if isinstance(a, np.ndarray) else a for a in args)
         is_tensor = [hasattr(a, "_buf") for a in args]
         ctx = FunctionCtx(tuple(t and a.requires_grad for t, a in zip(is_tensor, args)))
         with no_grad():

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad import engine, lazy
+from numgrad import engine, lazy, remembering
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.autograd.scalar_pass import ScalarPass
@@ -124,7 +124,10 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
 
 
 def recall(key) -> Recipe | None | bool:
-    """The recipe of `key`; None if its pass is not reusable; False if never seen."""
+    """The recipe of `key`; None if its pass is not reusable (or nothing is remembered,
+    `numgrad.remembering`); False if never seen."""
+    if not remembering.ON:
+        return None
     with _lock:
         recipe = _recipes.get(key, False)
         if recipe is not False:

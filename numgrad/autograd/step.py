@@ -25,7 +25,7 @@ import operator
 import threading
 from dataclasses import dataclass, field
 
-from numgrad import tracing
+from numgrad import remembering, tracing
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.backward import grad_lock
 from numgrad.autograd.graph import AccumulateGrad
@@ -147,6 +147,8 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
     a ``backward`` if `inputs` is None, else a ``grad`` of `inputs`; `plain` says
     whether its other options are the defaults. None where no step plan applies (the
     first pass on this thread, other options, a tape that describes no step)."""
+    if not remembering.ON:
+        return None
     tape = TAPE
     if not tape.active:  # (from this pass on, this thread keeps a tape)
         tape.active = True

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Callable
 
-from numgrad import engine, tracing
+from numgrad import engine, remembering, tracing
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.capture import tree
 from numgrad.capture.differentiate import JitNode, vjp_function
@@ -24,6 +25,12 @@ from numgrad.tensor import Tensor
 __all__ = ["JitFunction", "jit"]
 
 _TENSOR = {Tensor}
+#: A jitted function that has traced this many times warns, once (`RetraceWarning`).
+RETRACES_WARNED = 8
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function traced again and again: its signature keeps changing."""
 
 
 class JitFunction:
@@ -56,7 +63,8 @@ class JitFunction:
                       for t in leaves for b in (t._buf,)]))
         engine.realize()  # tensors changed in place since the last realization
         with self._lock:
-            traces = self._traces.setdefault(key, [])
+            # (with nothing remembered, `numgrad.remembering`, every call is a first)
+            traces = self._traces.setdefault(key, []) if remembering.ON else []
             for trace in traces:
                 if trace.matches():
                     break
@@ -66,6 +74,13 @@ class JitFunction:
                 fresh = Trace(self.fn, self.__name__, *tree.unflatten(spec, iter(leaves)),
                               leaves)
                 self.traces += 1
+                if self.traces == RETRACES_WARNED and remembering.ON:
+                    warnings.warn(
+                        f"ng.jit of {self.__name__} has traced {self.traces} times: each new "
+                        f"signature traces again, and Python numbers among the arguments "
+                        f"are part of it by value; pass a number that changes (a learning "
+                        f"rate) as a 0-d tensor, ng.tensor(value), to replay one trace",
+                        RetraceWarning, stacklevel=2)
                 if trace is not None:  # traced once more, with the new state captured
                     traces.remove(trace)
                     fresh.made_state = False

@@ -32,6 +32,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from numgrad import remembering
 from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
@@ -86,6 +87,9 @@ class PreparedPlan:
         self.bases: list = []
         #: per small slot written anew: the views cached of it
         self.readers: dict[int, list[int]] = {}
+        #: per launch with scalar arguments (by step): the template's own, unboxed (a
+        #: replay with no values of its own runs with them)
+        self.scalars: dict[int, tuple] = {}
         #: per upload slot: the last index array uploaded, and its upload
         self.uploaded: dict[int, tuple] = {}
         viewed: dict[int, int] = {}  # per slot a call makes as a view: the slot it views
@@ -152,6 +156,9 @@ class PreparedPlan:
                     arguments.append(None)
                 else:
                     arguments.append(_view(backend, self.static[slot], spec))
+            own = plan.template[index].args  # (`step` may be a rebinding's)
+            if own:
+                self.scalars[index] = tuple(_unboxed_faster(a) for a in own)
             arguments += [_unboxed_faster(a) for a in step.args]
             # The arguments as a replay makes them, from this run's arrays.
             probe = list(arguments)
@@ -229,7 +236,7 @@ class PreparedPlan:
         """The steps written out as one function, kept (`numgrad.engine.unrolled`)."""
         backend = self.backend
         self.unrolled = unrolled(self.steps, self.plan.template, self.plan.slots,
-                                 self.readers, self.called_bytes,
+                                 self.scalars, self.readers, self.called_bytes,
                                  dict(unused=_unused, view=_view, backend=backend,
                                       empty=backend.empty))
         return self.unrolled
@@ -238,6 +245,7 @@ class PreparedPlan:
         """Run the steps one by one over `arrays` (`unrolled`'s function, interpreted:
         the same arguments and result)."""
         template, empty, backend = self.plan.template, self.empty, self.backend
+        scalars = self.scalars
         allocated = self.called_bytes
         for step in self.steps:
             if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
@@ -275,8 +283,11 @@ class PreparedPlan:
             # (The argument list is the plan's: filled in and used; the views of small
             # arrays stay in it, those of large ones are emptied again.)
             arguments[threads_at] = threads
-            if values is not None and (args := values[index]) is not None:
-                arguments[-len(args):] = args  # (unboxing them first costs more)
+            own = scalars.get(index)
+            if own:  # the rebound plan's scalars, else the template's own: always
+                # written, since another rebinding of the plan may have left its own
+                bound = values[index] if values is not None else None
+                arguments[-len(own):] = own if bound is None else bound
             for position, slot, spec, cached in holes:
                 base = arrays[slot]
                 if cached is None or bases[cached] is not base:
@@ -449,6 +460,8 @@ def run_reused(plan: Schedule, sources: list) -> list:
     and replayed after that, while its sources are laid out as they were then. A plan
     whose kernels are not compiled functions yet (``tiered``) is tried again at its
     4th, 8th, 16th... run."""
+    if not remembering.ON:
+        return run(plan, sources)
     memo = plan.memo
     runs = memo["runs"] = memo.get("runs", 0) + 1
     prepared = memo.get("prepared")

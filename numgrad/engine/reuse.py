@@ -20,6 +20,7 @@ import operator
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from numgrad import remembering
 from numgrad.arguments import Unhashable, hashable
 from numgrad.engine.lowering import wrapped_index
 from numgrad.engine.steps import Schedule
@@ -148,7 +149,7 @@ _depth = operator.attrgetter("depth")
 def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     """The remembered schedule of `walk`'s structure, bound to its buffers and
     constants, or None."""
-    entry = _plans.get(walk.key) if walk.key is not None else None
+    entry = _plans.get(walk.key) if walk.key is not None and remembering.ON else None
     if entry is None:
         return None
     _plans.move_to_end(walk.key)
@@ -180,7 +181,7 @@ def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
     or run the node given, per step, and whose uploads are the indices `uploads`:
     per upload its gather node, the index's axis and that axis' length) for later
     graphs of `walk`'s structure."""
-    if walk.key is None:
+    if walk.key is None or not remembering.ON:
         return
     position = {b: i for i, b in enumerate(walk.order)}
     position.update((b, -1 - j) for j, b in enumerate(walk.sources))

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 
-def unrolled(steps: list[tuple], template: tuple, slots: tuple, readers: dict,
-             called_bytes: int, helpers: dict) -> Callable:
+def unrolled(steps: list[tuple], template: tuple, slots: tuple, scalars: dict,
+             readers: dict, called_bytes: int, helpers: dict) -> Callable:
     """``replay(a, values, threads, kept, bases)``, which runs `steps`
     (`PreparedPlan.steps`: calls ``(index, how, fn)``; launches ``(kernel, outputs,
     arguments, holes, threads at, index)``) of the plan whose steps are `template`
     and buffers `slots`, over `a` (the array of every slot, filled in), with the
-    plan's `values` (`Schedule.values`, or None), the thread count, the arrays the
+    plan's `values` (`Schedule.values`, or None: then the template's own `scalars`,
+    per launch that has them), the thread count, the arrays the
     last run handed out (`kept`) and the bases of the cached views (`bases`); it
     returns the bytes it allocated, `called_bytes` included. `readers` are the
     prepared plan's, per slot recycled; `helpers` binds ``unused``, ``view``,
@@ -42,7 +43,7 @@ def unrolled(steps: list[tuple], template: tuple, slots: tuple, readers: dict,
         if len(step) == 3:
             lines += _call(step, template, slots, readers, bound)
         else:
-            lines += _launch(step, template, bound)
+            lines += _launch(step, scalars.get(step[5]), bound)
     lines.append("    return allocated")
     exec(compile("\n".join(lines), "<numgrad prepared replay>", "exec"), names)
     return names["replay"]
@@ -74,7 +75,7 @@ def _call(step: tuple, template: tuple, slots: tuple, readers: dict, bound) -> l
     return lines + [f"    a[{out}] = {fn}({ins}arg)"]  # a call, or a view
 
 
-def _launch(step: tuple, template: tuple, bound) -> list[str]:
+def _launch(step: tuple, own: tuple | None, bound) -> list[str]:
     """The statements of a launch: its outputs (recycled small ones, new others), its
     argument list's holes filled (a cached view made again only for a new base), the
     kernel called, and the holes that are not cached emptied."""
@@ -95,9 +96,10 @@ def _launch(step: tuple, template: tuple, bound) -> list[str]:
         return lines
     args = bound(arguments)
     lines.append(f"    {args}[{threads_at}] = threads")
-    if template[index].args:  # (scalars: the rebound plan's, if any)
-        lines += [f"    if values is not None and values[{index}] is not None:",
-                  f"        {args}[-{len(template[index].args)}:] = values[{index}]"]
+    if own:  # scalars: the rebound plan's, else the template's own (always written:
+        # another rebinding of the plan may have left its own in the argument list)
+        lines += [f"    {args}[-{len(own)}:] = {bound(own)} if values is None or "
+                  f"values[{index}] is None else values[{index}]"]
     for position, slot, spec, cached in holes:
         made = "base" if spec[3] == "same" else f"view(backend, base, {bound(spec)})"
         if cached is None:

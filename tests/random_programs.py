@@ -1,6 +1,6 @@
 """A random-program campaign: numgrad against NumPy, HIPS autograd and finite differences.
 
-    python tools/random_programs.py --programs N --seed S [--second-order-fraction F]
+    python tests/random_programs.py --programs N --seed S [--second-order-fraction F]
         [--max-ops K] [--variants R] [--no-minimise] [--show]
 
 A program is a straight-line list of steps over 1-3 float64 inputs of broadcastable
@@ -912,7 +912,7 @@ class Mismatch:
         v = self.program.variant
         rerun = f"--seed {self.seed} --programs 1" + (f" --variant {v}" if v else "")
         return (f"MISMATCH seed={self.seed} variant={v} check={self.check}: {self.detail}\n"
-                f"--- program (rerun: python tools/random_programs.py {rerun}) ---\n"
+                f"--- program (rerun: python tests/random_programs.py {rerun}) ---\n"
                 f"{self.program.script()}\n---")
 
 

@@ -1,0 +1,178 @@
+"""The campaign for what remembers a program (``tests/remembered_programs.py``) as tests.
+
+Its CI profile runs each scenario on a few programs of a fixed seed, 40 runs each, and a
+group of them in threads: every run bit for bit equal to the same run with nothing
+remembered. Each mode is then shown to catch a bug planted in the layer it is for
+(SPEC §9: a program's values never depend on whether, how often, or in which thread
+its structure ran before). ``NUMGRAD_REMEMBERED_PROGRAMS=N`` runs a larger profile.
+"""
+
+import contextlib
+import importlib
+import os
+
+import pytest
+import remembered_programs as mp
+
+import numgrad as ng
+from numgrad import remembering
+from numgrad.autograd import step
+from numgrad.capture.trace import Trace
+from numgrad.engine import prepared
+from numgrad.engine.steps import Schedule
+
+# (the modules: the packages' `backward` and `realize` are functions)
+backward = importlib.import_module("numgrad.autograd.backward")
+realize_module = importlib.import_module("numgrad.engine.realize")
+PROGRAMS = int(os.environ.get("NUMGRAD_REMEMBERED_PROGRAMS", "3"))
+SEED = 9100
+
+pytestmark = pytest.mark.skipif(
+    ng.get_default_device().type != "cpu", reason="the campaign runs on the CPU target")
+
+
+def _campaign(scenario=None, programs=PROGRAMS, seed=SEED, **options) -> mp.Result:
+    return mp.run_campaign(programs, seed=seed, scenario=scenario, **options)
+
+
+@pytest.mark.parametrize("scenario", mp.SCENARIOS)
+def test_each_scenario_matches_its_runs_with_nothing_remembered(scenario):
+    result = _campaign(scenario)
+    assert result.programs == PROGRAMS
+    assert not result.found, "\n".join(f.report() for f in result.found)
+
+
+def test_threads_sharing_pending_tensors_and_a_parameter_match_runs_alone():
+    result = _campaign(programs=mp.THREADS, seed=SEED + 50, threads=True)
+    assert result.threaded == mp.THREADS  # (four programs, two groups of four threads)
+    assert not result.found, "\n".join(f.report() for f in result.found)
+
+
+def test_the_switch_turns_every_layer_off(monkeypatch):
+    """With nothing remembered, a repeated step reuses no schedule, replays no plan and
+    no recipe, and a jitted function traces at every call."""
+    monkeypatch.setattr(remembering, "ON", False)
+    x = ng.tensor([0.5, 1.5], requires_grad=True)
+    with ng.engine.record() as rec:
+        for _ in range(5):
+            ng.grad((ng.tanh(x) * 2.0).sum(), x)
+    assert rec.schedules_reused == 0 and rec.steps_replayed == 0
+    f = ng.jit(lambda t: (t * 3.0).sum())
+    for _ in range(3):
+        f(x.detach())
+    assert f.traces == 3
+
+
+# ---- each mode catches a bug planted in the layer it is for ---------------------------
+
+@pytest.fixture(autouse=True)
+def forgotten():
+    """Nothing remembered from other tests (a plan made before a bug was planted runs
+    without it), nor left to them (one made with it)."""
+    mp.forget()
+    yield
+    mp.forget()
+
+
+def _checks(result: mp.Result) -> set[str]:
+    return {f.check for f in result.found}
+
+
+def test_changing_constants_catch_a_step_plan_reused_across_a_changed_constant(monkeypatch):
+    made = step.Key.__init__
+
+    def key_without_constants(self, parts):  # the planted bug: constants not in the key
+        entries = tuple(b"" if type(e) is bytes else e for e in parts[0])
+        made(self, (entries, *parts[1:]))
+
+    monkeypatch.setattr(step.Key, "__init__", key_without_constants)
+    assert "remembered" in _checks(_campaign("changing"))
+
+
+@pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
+def test_changing_constants_catch_a_plan_replayed_with_another_rebindings_constants(
+        monkeypatch):
+    """The bug this campaign found first: a prepared plan replayed with no constants of
+    its own (a step plan holding the plan as first made) ran with those the last
+    rebinding to other constants left in its argument lists."""
+    replay = prepared.PreparedPlan.run
+
+    def with_what_was_left(self, sources, plan=None):  # the planted bug
+        plan = plan or self.plan
+        if plan.values is not None:
+            self.__dict__["left"] = plan.values
+        elif "left" in self.__dict__:
+            plan = Schedule(plan.template, plan.slots, plan.sources, plan.uploads,
+                            plan.memo, self.left)
+        return replay(self, sources, plan)
+
+    monkeypatch.setattr(prepared.PreparedPlan, "run", with_what_was_left)
+    assert _checks(_campaign("changing", programs=6)) & {"remembered", "kept"}
+
+
+def _needed_without_outputs_that_are_inputs(roots, targets):
+    """`backward._needed` as it was: the roots marked seen before the walk, so a root that
+    another root reaches is placed before it, and its cotangent from that root dropped."""
+    order, seen = [], set(roots)
+    for root in reversed(dict.fromkeys(roots)):
+        node, edges, above = root, iter(root.next), []
+        while True:
+            for n in edges:
+                if n is not None and n not in seen:
+                    seen.add(n)
+                    above.append((node, edges))
+                    node, edges = n, iter(n.next)
+                    break
+            else:
+                order.append(node)
+                if not above:
+                    break
+                node, edges = above.pop()
+    needed: dict = {}
+    for node in order:
+        if targets is None or node in targets or any(n in needed for n in node.next):
+            needed[node] = None
+    return list(needed)
+
+
+def test_several_outputs_catch_a_dropped_cotangent_of_outputs_that_are_inputs(monkeypatch):
+    monkeypatch.setattr(backward, "_needed", _needed_without_outputs_that_are_inputs)
+    assert "oracle" in _checks(_campaign("outputs", programs=6))
+
+
+@pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
+def test_repetition_catches_a_written_out_replay_that_leaves_out_its_last_step(monkeypatch):
+    """The written-out replay runs from the 32nd replay of a plan: the 40 runs reach it
+    (and fail there: the step's output is missing)."""
+    written = prepared.unrolled
+    monkeypatch.setattr(prepared, "unrolled", lambda steps, *rest: written(steps[:-1], *rest))
+    assert not _campaign("repeat", repeats=30).found  # (short of it: not caught)
+    mp.forget()
+    assert _checks(_campaign("repeat")) & {"remembered", "kept", "error"}
+
+
+@pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
+def test_changing_inputs_catch_a_buffer_recycled_while_a_result_holds_it(monkeypatch):
+    monkeypatch.setattr(prepared, "_unused", lambda array, readers, bases: True)
+    assert "kept" in _checks(_campaign("changing"))
+
+
+@pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
+def test_threads_catch_plans_run_by_two_threads_at_once(monkeypatch):
+    """The planted bug: no engine lock, so two threads run one prepared plan (its argument
+    lists and recycled buffers) at once."""
+    monkeypatch.setattr(step, "LOCK", contextlib.nullcontext())
+    monkeypatch.setattr(realize_module, "LOCK", contextlib.nullcontext())
+    found = _campaign(programs=2 * mp.THREADS, seed=SEED + 50, threads=True).found
+    assert any(f.check in ("threads", "error") for f in found)
+
+
+def test_jit_catches_a_replay_bound_to_the_arguments_of_its_first(monkeypatch):
+    replay = Trace.replay
+
+    def stale(self, leaves):  # the planted bug
+        self.__dict__.setdefault("stale", leaves)
+        return replay(self, self.stale)
+
+    monkeypatch.setattr(Trace, "replay", stale)
+    assert _checks(_campaign("jit")) & {"remembered", "jit"}
