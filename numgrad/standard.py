@@ -1,0 +1,148 @@
+"""The Python Array API standard's (2024.12) names for what numgrad has under NumPy's
+classic ones, and its dtype functions: code written against the standard, or NumPy 2's
+new spellings (``acos``, ``concat``, ``permute_dims``, ``unique_counts``), runs as it is.
+
+The dtype functions answer as NumPy's do for numgrad's dtypes (they are NumPy's dtypes);
+a tensor stands for its dtype. `result_type` follows numgrad's promotion, NumPy 2's with
+weak Python scalars.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from numgrad import dtypes
+from numgrad.creation import tensor
+from numgrad.functions import arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh
+from numgrad.joining import concatenate
+from numgrad.searching import unique
+from numgrad.tensor import Tensor
+from numgrad.tensor_math import power
+
+__all__ = ["acos", "acosh", "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh",
+           "can_cast", "concat", "finfo", "iinfo", "isdtype", "matrix_transpose",
+           "permute_dims", "pow", "result_type", "unique_all", "unique_counts",
+           "unique_inverse", "unique_values", "unstack", "vecdot"]
+
+acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
+atan, atan2, atanh, pow = arctan, arctan2, arctanh, power  # noqa: A001 - the standard's
+
+
+def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
+    """`concatenate`; ``axis=None`` joins the flattened arrays."""
+    if axis is None:
+        return concatenate([asarray(a).reshape(-1) for a in arrays], axis=0)
+    return concatenate(arrays, axis=axis)
+
+
+def permute_dims(x: Tensor, /, axes: tuple[int, ...]) -> Tensor:
+    return asarray(x).transpose(axes)
+
+
+def matrix_transpose(x: Tensor, /) -> Tensor:
+    """The last two axes swapped (``x.mT``)."""
+    return asarray(x).mT
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of `x1` and `x2` along `axis`, broadcast over the other axes
+    (real dtypes: no conjugate to take)."""
+    return (asarray(x1) * asarray(x2)).sum(axis=axis)
+
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of `x` along `axis`, as a tuple (the inverse of `stack`)."""
+    x = asarray(x)
+    return tuple(x.swapaxes(0, axis)) if x.ndim else ()
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
+    """`obj` as a tensor: a tensor itself when it already is one of that dtype and
+    device (and `copy` is not True), else `numgrad.tensor` of it (``copy=False``: no
+    copy, or ValueError)."""
+    if isinstance(obj, Tensor) and copy is not True:
+        moved = obj.to(device, dtype)
+        if copy is False and moved is not obj:
+            return tensor(obj, dtype=dtype, device=device, copy=False)  # (raises: says why)
+        return moved
+    return tensor(obj, dtype=dtype, device=device, copy=copy)
+
+
+def astype(x: Tensor, dtype, /, *, copy: bool = True, device=None) -> Tensor:
+    """`x` as `dtype` (on `device`, if given); with ``copy=False``, `x` itself when
+    nothing changes."""
+    converted = x.to(device, dtype)
+    return converted.copy() if copy and converted is x else converted
+
+
+def _dtype(x) -> np.dtype:
+    return x.dtype if isinstance(x, Tensor) else dtypes.as_dtype(x)
+
+
+def finfo(type, /) -> np.finfo:  # noqa: A002 - the standard's name
+    """Machine limits of a floating dtype (or a tensor's): NumPy's ``finfo``."""
+    return np.finfo(_dtype(type))
+
+
+def iinfo(type, /) -> np.iinfo:  # noqa: A002 - the standard's name
+    """Machine limits of an integer dtype (or a tensor's): NumPy's ``iinfo``."""
+    return np.iinfo(_dtype(type))
+
+
+def can_cast(from_, to, /) -> bool:
+    """Whether `from_` (a dtype or a tensor) casts to `to` by the standard's (NumPy's
+    "safe") rules."""
+    return bool(np.can_cast(_dtype(from_), dtypes.as_dtype(to)))
+
+
+def isdtype(dtype, kind) -> bool:
+    """Whether `dtype` is of `kind`: a dtype, a kind name (``"real floating"``,
+    ``"integral"``, ...) or a tuple of them (NumPy's ``isdtype``)."""
+    return bool(np.isdtype(dtypes.as_dtype(dtype), kind))
+
+
+def result_type(*arrays_and_dtypes) -> np.dtype:
+    """The dtype an operation on `arrays_and_dtypes` gives: tensors by their dtype,
+    Python scalars weakly (NumPy 2's promotion, numgrad's)."""
+    parts = [a.dtype if isinstance(a, Tensor) else
+             a if isinstance(a, (bool, int, float)) else dtypes.as_dtype(a)
+             for a in arrays_and_dtypes]
+    return np.result_type(*parts)
+
+
+class UniqueAll(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCounts(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverse(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def unique_values(x: Tensor, /) -> Tensor:
+    return unique(x)
+
+
+def unique_counts(x: Tensor, /) -> UniqueCounts:
+    return UniqueCounts(*unique(x, return_counts=True))
+
+
+def unique_inverse(x: Tensor, /) -> UniqueInverse:
+    values, inverse = unique(x, return_inverse=True)
+    return UniqueInverse(values, inverse.reshape(asarray(x).shape))
+
+
+def unique_all(x: Tensor, /) -> UniqueAll:
+    values, indices, inverse, counts = unique(x, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    return UniqueAll(values, indices, inverse.reshape(asarray(x).shape), counts)
