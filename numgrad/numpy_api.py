@@ -37,11 +37,15 @@ SPELLED_OTHERWISE = {"scipy.special.expit": "ng.sigmoid",
                      "scipy.special.softmax": "ng.nn.functional.softmax",
                      "scipy.special.log_softmax": "ng.nn.functional.log_softmax"}
 
-#: NumPy's functions that read a tensor's attributes (they return ints, not tensors).
+#: NumPy's functions that read a tensor's attributes (they return ints and bools, not
+#: tensors).
 METADATA = {
     "numpy.shape": lambda a: a.shape,
     "numpy.ndim": lambda a: a.ndim,
     "numpy.size": lambda a, axis=None: a.size if axis is None else a.shape[axis],
+    # (a tensor's buffer is never an array's: NumPy reads tensors through copies)
+    "numpy.may_share_memory": lambda a, b, max_work=None: False,
+    "numpy.shares_memory": lambda a, b, max_work=None: False,
 }
 
 #: ufunc methods with a numgrad equivalent: ``np.add.reduce`` is a sum over axis 0, ...
@@ -68,12 +72,13 @@ def warn_dropped() -> None:
         frame, level = frame.f_back, level + 1
     if frame is None:
         return
-    what, library = "np.asarray (or np.array)", None
+    what, library = "np.asarray, np.array or a compiled function called here", None
     while frame is not None and _module(frame).split(".")[0] in ("numpy", "scipy"):
         library = frame  # (the outermost: the function the caller called)
         frame, level = frame.f_back, level + 1
     if library is not None:
-        name, parts = library.f_code.co_name, _module(library).split(".")
+        code, parts = library.f_code, _module(library).split(".")
+        name = getattr(code, "co_qualname", code.co_name).split(".")[0]  # (a method: its class)
         public = ["numpy"] if parts[0] == "numpy" and hasattr(np, name) else \
             [part for part in parts if not part.startswith("_")]
         what = ".".join([*public, name])

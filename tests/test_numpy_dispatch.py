@@ -154,6 +154,12 @@ def test_a_tensor_that_requires_grad_converted_by_numpy_warns_naming_the_functio
     np.testing.assert_array_equal(a, [2.0, 2.0, 2.0])
     with pytest.warns(ng.GradientDroppedWarning, match=r"np\.asarray"):
         np.asarray(t)
+    with pytest.warns(ng.GradientDroppedWarning, match=r"numpy\.vectorize"):
+        np.vectorize(lambda v: v * 2)(t)
+    with pytest.warns(ng.GradientDroppedWarning, match="compiled function"):
+        shuffled = np.random.default_rng(0).permutation(ng.tensor([1.0, 2.0],
+                                                                   requires_grad=True))
+    assert sorted(shuffled.tolist()) == [1.0, 2.0]
     scipy_special = pytest.importorskip("scipy.special")
     with pytest.warns(ng.GradientDroppedWarning, match=r"scipy\.special\.logsumexp"):
         scipy_special.logsumexp(ng.tensor([1.0, 2.0], requires_grad=True))
