@@ -58,7 +58,7 @@ from numgrad.standard import *  # noqa: F403 - the Array API's names: acos, conc
 from numgrad.statistics import *  # noqa: F403 - average, median, quantile, cov, ...
 from numgrad.tensor import Tensor, realize
 from numgrad.tensor_math import power, where
-from numgrad.transforms import elementwise_grad, value_and_grad
+from numgrad.transforms import elementwise_grad, hessian, jacobian, value_and_grad
 
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"

@@ -1,5 +1,6 @@
 """Function transforms for HIPS autograd and JAX habits (SPEC §3): ``ng.grad(f)``,
-``ng.value_and_grad(f)`` and ``ng.elementwise_grad(f)``.
+``ng.value_and_grad(f)`` and ``ng.elementwise_grad(f)``, and ``ng.jacobian(f)`` and
+``ng.hessian(f)`` (`numgrad.functional`'s, PyTorch's form, at one argument).
 
 Each returns a function that calls `f` with the arguments numbered `argnum` (an int or a
 tuple of ints) as leaves that require grad, and differentiates its result with
@@ -22,13 +23,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from numgrad import functional
 from numgrad.autograd import grad as grad_of_tensors
 from numgrad.autograd.grad_mode import enable_grad
 from numgrad.tensor import Tensor
 
 Argnum = int | Sequence[int]
 
-__all__ = ["elementwise_grad", "gradient_function", "value_and_grad"]
+__all__ = ["elementwise_grad", "gradient_function", "hessian", "jacobian", "value_and_grad"]
 
 
 def gradient_function(f: Callable, argnum: Argnum = 0) -> Callable:
@@ -71,6 +73,58 @@ def elementwise_grad(f: Callable, argnum: Argnum = 0) -> Callable:
     [1.0, 0.419974]
     """
     return _transform(f, argnum, "elementwise_grad", value=False, summed=True)
+
+
+def jacobian(f: Callable, argnum: int = 0) -> Callable:
+    """The Jacobian of `f` with respect to argument `argnum` (HIPS autograd's
+    ``jacobian``): of shape ``f(...).shape + x.shape``.
+
+    Examples
+    --------
+    >>> import numpy as np, numgrad as ng
+    >>> ng.jacobian(lambda x: x ** 2)(np.array([1.0, 3.0])).tolist()
+    [[2.0, 0.0], [0.0, 6.0]]
+    """
+    return _matrix_transform(f, argnum, "jacobian", functional.jacobian)
+
+
+def hessian(f: Callable, argnum: int = 0) -> Callable:
+    """The Hessian of `f`'s scalar result with respect to argument `argnum`: of shape
+    ``x.shape + x.shape``.
+
+    Examples
+    --------
+    >>> import numpy as np, numgrad as ng
+    >>> ng.hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return _matrix_transform(f, argnum, "hessian", functional.hessian)
+
+
+def _matrix_transform(f: Callable, argnum: int, name: str, compute: Callable) -> Callable:
+    """`f` transformed by `compute` (`numgrad.functional`'s jacobian or hessian) at its
+    argument `argnum`, the other arguments held."""
+    if not callable(f):
+        raise TypeError(f"{name} expects a function, got {type(f).__name__}")
+
+    @functools.wraps(f)
+    def transformed(*given, **kwargs):
+        if not -len(given) <= argnum < len(given):
+            raise ValueError(f"{name}: argnum {argnum} is out of range for a call with "
+                             f"{len(given)} positional argument(s)")
+        original = given[argnum]
+        args = list(given)
+
+        def at(x):
+            args[argnum] = x
+            return f(*args, **kwargs)
+
+        nested = isinstance(original, Tensor) and original.requires_grad
+        with enable_grad():
+            result = compute(at, _leaf(original, argnum, name), create_graph=nested)
+        return result if isinstance(original, Tensor) else _as_given(result, original)
+
+    return transformed
 
 
 def _transform(f: Callable, argnum: Argnum, name: str, value: bool, summed: bool) -> Callable:
@@ -158,9 +212,9 @@ def _scalar(out, name: str, summed: bool):
 
 
 def _as_given(t: Tensor, original):
-    """`t`'s value as the kind of value `original` was: a Python float for a number, a
-    NumPy array otherwise."""
+    """`t`'s value as the kind of value `original` was: a Python float for a number (a
+    0-d value), a NumPy array otherwise."""
     value = t.numpy()
-    if isinstance(original, (numbers.Number, np.generic)):
+    if isinstance(original, (numbers.Number, np.generic)) and value.ndim == 0:
         return float(value) if value.dtype.kind == "f" else value.item()
     return value

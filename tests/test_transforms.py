@@ -133,3 +133,27 @@ def test_the_tensor_form_is_unchanged_and_needs_its_inputs():
     with pytest.raises(TypeError, match="needs the inputs"):
         ng.grad(x * x)
     assert ng.autograd.grad is ng.grad
+
+
+def test_jacobian_and_hessian_of_a_function_at_one_argument():
+    def f(x, scale):
+        return ng.tanh(x) * x.sum() * scale
+
+    def f_autograd(x, scale):
+        return anp.tanh(x) * anp.sum(x) * scale
+
+    got = ng.jacobian(f)(X, 2.0)
+    assert isinstance(got, np.ndarray) and got.shape == (4, 4)
+    assert_allclose(got, autograd.jacobian(f_autograd)(X, 2.0), rtol=1e-12, atol=1e-15)
+    assert_allclose(ng.jacobian(f, 1)(X, 2.0), f(ng.tensor(X), 1.0).numpy(), rtol=1e-12)
+
+    def g(x):
+        return (ng.sin(x) * x).sum()
+
+    want = autograd.hessian(lambda x: anp.sum(anp.sin(x) * x))(X)
+    assert_allclose(ng.hessian(g)(X), want, rtol=1e-12, atol=1e-15)
+    assert isinstance(ng.hessian(g)(ng.tensor(X)), ng.Tensor)
+    # nested: the gradient of the Hessian's sum, as autograd gives it
+    nested = autograd.grad(lambda x: anp.sum(autograd.hessian(
+        lambda y: anp.sum(anp.sin(y) * y))(x)))(X)
+    assert_allclose(grad(lambda x: ng.hessian(g)(x).sum())(X), nested, rtol=1e-12)
