@@ -237,6 +237,8 @@ def _cumulative(x: Tensor, scan: str, initial, axis, dtype, include_initial: boo
         x, axis = x.reshape(-1), 0
     x = x if dtype is None else x.astype(dtype)
     out = getattr(x, scan)(axis)
+    if dtype is not None and out.dtype != x.dtype:  # (integer scans accumulate in int64)
+        out = out.astype(dtype)
     if not include_initial:
         return out
     axis = normalize_axis(axis, out.ndim)

@@ -286,6 +286,17 @@ def test_convolve_errors_name_what_is_wrong():
 
 
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_an_integer_scan_with_a_dtype_gives_that_dtype(name):
+    """(It gave int64: integer scans accumulate in int64, and the result was not cast.)"""
+    a = np.array([1, 2, 2**31 - 1], dtype=np.int64)
+    for dtype in (np.int32, np.int64, np.float32):
+        got = getattr(ng, name)(ng.tensor(a), dtype=dtype, include_initial=True)
+        want = getattr(np, name)(a, dtype=dtype, include_initial=True)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
 @pytest.mark.parametrize("kwargs", [{"axis": 1}, {"axis": 0, "include_initial": True},
                                     {"axis": -1, "include_initial": True, "dtype": np.float32}],
                          ids=str)
