@@ -192,19 +192,14 @@ def _leaf(x, position: int, name: str) -> Tensor:
 
 def _scalar(out, name: str, summed: bool):
     """`out` as the one-element result to differentiate (summed for elementwise_grad)."""
-    if not isinstance(out, Tensor):
-        array = np.asarray(out)
-        if not summed and array.size != 1:
-            raise TypeError(f"{name} applies to functions with a scalar result; this one "
-                            f"returned shape {array.shape}: use ng.elementwise_grad or "
-                            f"ng.functional.jacobian")
-        return out
     if summed:
-        return out.sum()
-    if out.size != 1:
+        return out.sum() if isinstance(out, Tensor) else out
+    if np.size(out) != 1:  # (np.size reads a tensor's size: it dispatches)
         raise TypeError(f"{name} applies to functions with a scalar result; this one "
-                        f"returned shape {out.shape}: use ng.elementwise_grad or "
-                        f"ng.functional.jacobian")
+                        f"returned shape {np.shape(out)}: use ng.elementwise_grad or "
+                        f"ng.jacobian")
+    if not isinstance(out, Tensor):
+        return out
     if out.dtype.kind != "f":
         raise TypeError(f"{name}: the result has dtype {out.dtype}; expected a floating "
                         f"dtype")

@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ import random_programs as rp
 import numgrad as ng
 from numgrad import remembering
 from numgrad.autograd import replay, step
+from numgrad.capture import RetraceWarning
 from numgrad.engine import reuse
 
 #: Runs of each program: past every arming threshold (plans from the third run, replays
@@ -596,6 +598,9 @@ def main(argv=None) -> int:
                         help="run every program as this scenario")
     parser.add_argument("--progress-every", type=int, default=0)
     args = parser.parse_args(argv)
+    # (autograd's note on constant outputs, and the jit scenario's traces per scalar: known)
+    warnings.filterwarnings("ignore", "Output seems independent of input")
+    warnings.filterwarnings("ignore", category=RetraceWarning)
     print(f"remembered programs: {args.programs} from seed {args.seed}, {args.variants} "
           f"draw(s) each, {args.repeats} runs, threads {'on' if args.threads else 'off'}",
           flush=True)
