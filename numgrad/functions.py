@@ -7,6 +7,7 @@ a new primitive or method needs no second definition here; NumPy's second names
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -67,7 +68,16 @@ def _method_function(name: str, method_name: str | None = None):
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__ or f"``x.{name}(...)`` as a function."
+    function.__signature__ = _as_function_signature(method)
     return function
+
+
+def _as_function_signature(method) -> inspect.Signature:
+    """`method`'s signature with its `self` as the first argument, `x` (what ``help()``,
+    IDEs and NumPy's dispatch read)."""
+    signature = inspect.signature(method)
+    first, *rest = signature.parameters.values()
+    return signature.replace(parameters=[first.replace(name="x"), *rest])
 
 
 def _binary_function(name: str):

@@ -9,6 +9,7 @@ tensors, NumPy on arrays (values, float64 rtol 1e-12) and HIPS autograd's numpy
 defaults atol 1e-5, rtol 1e-3).
 """
 
+import inspect
 import os
 import subprocess
 import sys
@@ -303,3 +304,14 @@ def test_each_function_answers_numpys_call(name):
     got = CALLS[name](np, ng.tensor(X), ng.tensor(SQ))
     assert isinstance(got, ng.Tensor)
     np.testing.assert_allclose(got.numpy(), CALLS[name](np, X, SQ), rtol=RTOL, atol=1e-15)
+
+
+def test_module_functions_show_their_arguments():
+    """``help(ng.sum)`` and ``inspect.signature`` show the method's arguments, not
+    ``(x, *args, **kwargs)``: no public function hides its arguments that way."""
+    assert list(inspect.signature(ng.sum).parameters) == ["x", "axis", "keepdims", "dtype"]
+    assert list(inspect.signature(ng.exp).parameters) == ["x"]
+    hidden = [name for name in dir(ng) if inspect.isfunction(getattr(ng, name))
+              and {p.kind for p in inspect.signature(getattr(ng, name)).parameters.values()}
+              >= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}]
+    assert not hidden, hidden
