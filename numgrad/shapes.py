@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
+from numpy.exceptions import AxisError
+
 Shape = tuple[int, ...]
 
 
@@ -34,11 +36,12 @@ def _broadcast(shapes: tuple[Shape, ...]) -> Shape:
 
 
 def normalize_axis(axis: int, ndim: int) -> int:
-    """A non-negative axis; ValueError naming the axis and `ndim` when out of range."""
+    """A non-negative axis; NumPy's AxisError (a ValueError and an IndexError) naming the
+    axis and `ndim` when out of range."""
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"axis must be an int, got {type(axis).__name__}")
     if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a tensor of dimension {ndim}")
+        raise AxisError(f"axis {axis} is out of bounds for a tensor of dimension {ndim}")
     return axis % ndim if ndim else 0
 
 

@@ -315,3 +315,11 @@ def test_module_functions_show_their_arguments():
               and {p.kind for p in inspect.signature(getattr(ng, name)).parameters.values()}
               >= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}]
     assert not hidden, hidden
+
+
+def test_an_axis_out_of_range_is_numpys_axis_error():
+    """NumPy's AxisError is a ValueError and an IndexError: code catching either works."""
+    for call in (lambda: ng.ones(3).sum(axis=2), lambda: np.sum(ng.ones((2, 2)), axis=-3),
+                 lambda: ng.ones(3).mean(axis=1)):
+        with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+            call()
