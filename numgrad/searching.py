@@ -47,9 +47,12 @@ def _positions(values, device) -> Tensor:
 
 def nonzero(a) -> tuple[Tensor, ...]:
     """The indices of the elements that are not zero, one int64 tensor per dimension
-    (NumPy's ``nonzero``)."""
+    (NumPy's ``nonzero``; a 0-d tensor is refused, as NumPy 2 refuses a 0-d array)."""
     a = as_tensor(a)
-    return tuple(_positions(i, a.device) for i in np.nonzero(np.atleast_1d(a.numpy())))
+    if not a.ndim:
+        raise ValueError("nonzero of a 0-d tensor is not allowed (NumPy 2's rule); use "
+                         "ng.atleast_1d(t) or t.reshape(1) first")
+    return tuple(_positions(i, a.device) for i in np.nonzero(a.numpy()))
 
 
 def argwhere(a) -> Tensor:

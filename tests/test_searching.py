@@ -25,6 +25,14 @@ def test_positions_of_nonzero_elements(name):
     assert isinstance(getattr(np, name)(ng.tensor(A)), (ng.Tensor, tuple))  # dispatched
 
 
+def test_nonzero_of_a_0d_tensor_is_refused_as_numpy_2_refuses_it():
+    with pytest.raises(ValueError):
+        np.nonzero(np.array(1.0))
+    with pytest.raises(ValueError, match="0-d"):
+        ng.nonzero(ng.tensor(1.0))
+    assert ng.nonzero(ng.atleast_1d(ng.tensor(1.0)))[0].tolist() == [0]
+
+
 @pytest.mark.parametrize("axis", [None, 0, 1])
 def test_unique_matches_numpy_and_its_values_differentiate(axis):
     got = ng.unique(ng.tensor(A), True, True, True, axis=axis)
