@@ -153,7 +153,7 @@ def main(argv=None) -> None:
         description="numgrad's command line: versions and targets, the demo, the "
                     "benchmarks beside NumPy, and the kernel cache.",
         epilog="Each command's options: python -m numgrad COMMAND --help")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="versions, targets and the kernel cache")
 
     run = commands.add_parser(
