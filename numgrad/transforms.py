@@ -109,9 +109,7 @@ def _matrix_transform(f: Callable, argnum: int, name: str, compute: Callable) ->
 
     @functools.wraps(f)
     def transformed(*given, **kwargs):
-        if not -len(given) <= argnum < len(given):
-            raise ValueError(f"{name}: argnum {argnum} is out of range for a call with "
-                             f"{len(given)} positional argument(s)")
+        _check_argnums((argnum,), given, name)
         original = given[argnum]
         args = list(given)
 
@@ -137,10 +135,7 @@ def _transform(f: Callable, argnum: Argnum, name: str, value: bool, summed: bool
 
     @functools.wraps(f)
     def transformed(*given, **kwargs):
-        for a in argnums:
-            if not -len(given) <= a < len(given):
-                raise ValueError(f"{name}: argnum {a} is out of range for a call with "
-                                 f"{len(given)} positional argument(s)")
+        _check_argnums(argnums, given, name)
         originals = [given[a] for a in argnums]
         wrt = [_leaf(x, a, name) for x, a in zip(originals, argnums)]
         args = list(given)
@@ -168,6 +163,14 @@ def _transform(f: Callable, argnum: Argnum, name: str, value: bool, summed: bool
         return out, gradient
 
     return transformed
+
+
+def _check_argnums(argnums: tuple[int, ...], given: tuple, name: str) -> None:
+    """ValueError naming an argnum that the call's positional arguments `given` lack."""
+    for a in argnums:
+        if not -len(given) <= a < len(given):
+            raise ValueError(f"{name}: argnum {a} is out of range for a call with "
+                             f"{len(given)} positional argument(s)")
 
 
 def _leaf(x, position: int, name: str) -> Tensor:
