@@ -106,7 +106,7 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
 
 
 #: Movements that, on a constant, give a constant (its value, another shape).
-_MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "copy"})
+_MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "roll", "copy"})
 
 
 def foldable(op: Primitive) -> bool:

@@ -176,6 +176,12 @@ def _concat_vjp(g, out, *inputs_and_axis):
     return tuple(g[lead + (slice(end - t.shape[axis], end),)] for t, end in zip(inputs, ends))
 
 
+def _roll_vjp(g, out, x, shifts):
+    """The roll back: each axis by minus its shift (a batched gradient's axes lead)."""
+    lead = g.ndim - out.ndim
+    return (g.roll(tuple(-s for _, s in shifts), tuple(a + lead for a, _ in shifts)),)
+
+
 def _matmul_vjp(g, out, x, y, arg):
     # matmul broadcasts batch dimensions, batched seeds included; the expand nodes
     # that broadcast x and y sum the gradients back.
@@ -333,6 +339,8 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("index_add", MOVEMENT, vjp=lambda g, out, x, arg: (g[_lead_key(g, out, arg[0])],)),
     P("index_put", MOVEMENT, vjp=_index_put_vjp),
     P("concatenate", MOVEMENT, vjp=_concat_vjp),
+    # a cyclic shift; `arg` is ((axis, shift), ...), each shift in [1, length)
+    P("roll", MOVEMENT, vjp=_roll_vjp),
     # to another device; `arg` is the source device, where the gradient goes back
     P("copy", MOVEMENT, vjp=lambda g, out, x, source: (g.to(source),)),
     # ---- hand-written kernels and data ------------------------------------------

@@ -1,16 +1,18 @@
 """Rearranging one tensor: flips, rolls, repeats, moved axes, diagonals and triangles.
 
-Every function here is a composite of indexing, reshapes, broadcasts and `where`, so it
-fuses with its neighbours and differentiates with no rule of its own. Two ways of
-reading elements in a new order are used, each where it is cheaper:
+Every function here but `roll` is a composite of indexing, reshapes, broadcasts and
+`where`, so it fuses with its neighbours and differentiates with no rule of its own.
+Elements are read in a new order in one of three ways, each where it is cheapest:
 
 - a *gather* with one integer array per axis (`take`), which the scheduler reads
-  inside the consuming kernel; its gradient is one scatter-add (roll, diagonal,
-  uneven repeats, the padding modes of `numgrad.assembly.pad`);
+  inside the consuming kernel; its gradient is one scatter-add (diagonal, uneven
+  repeats, the padding modes of `numgrad.assembly.pad`);
 - a *broadcast and merge* of axes (`copies`), whose gradient is a fused sum (even
   repeats, tile);
+- negative-step slices, which are views (flips).
 
-and flips are negative-step slices, which are views.
+A roll is a primitive of its own: one copy (two slices per axis), no index array to
+check or upload, and its gradient is the roll back, where a gather's is a scatter-add.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from numgrad.primitives import _apply
 from numgrad.shapes import normalize_axes, normalize_axis
 from numgrad.tensor_base import TensorBase
 
@@ -62,8 +65,11 @@ class ShapingMethods(TensorBase):
         for s, a in pairs:
             a = normalize_axis(operator.index(a), self.ndim)
             total[a] = total.get(a, 0) + int(s)  # NumPy truncates a float shift
-        return take(self, {a: (np.arange(self.shape[a]) - s) % self.shape[a]
-                           for a, s in total.items() if self.shape[a] and s % self.shape[a]})
+        shifts = tuple((a, s % self.shape[a]) for a, s in sorted(total.items())
+                       if self.shape[a] and s % self.shape[a])
+        if not shifts:
+            return self.reshape(self.shape)  # a new tensor object: numgrad returns no aliases
+        return _apply("roll", (self,), shifts, self.shape, self.dtype)
 
     def repeat(self, repeats: int | Sequence[int], axis: int | None = None) -> TensorBase:
         """Repeat each element `repeats` times along `axis` (flattened when None).

@@ -328,11 +328,11 @@ def test_unsupported_pad_options_say_so():
 # ---- fusion: gathers and views are read inside the consuming kernel ---------------------
 
 @pytest.mark.parametrize("fn", [
-    lambda x: ng.flip(x), lambda x: ng.roll(x, (1, -1), (0, 1)),
+    lambda x: ng.flip(x),
     lambda x: ng.pad(x, 2, "reflect"), lambda x: ng.pad(x, (1, 2), constant_values=3.0),
     lambda x: ng.diagonal(x, 1), lambda x: ng.tril(x), lambda x: ng.repeat(x, [2, 0, 1, 3], 1),
     lambda x: ng.rot90(x), lambda x: ng.cross(x[:, :3], x[:, 1:]),
-], ids=["flip", "roll", "pad_reflect", "pad_constant", "diagonal", "tril", "repeat",
+], ids=["flip", "pad_reflect", "pad_constant", "diagonal", "tril", "repeat",
         "rot90", "cross"])
 def test_forward_is_one_kernel(fn):
     x = ng.tensor(rand((3, 4))).realize()
@@ -340,6 +340,40 @@ def test_forward_is_one_kernel(fn):
     with ng.engine.record() as rec:
         fn(x).exp().sum().numpy()
     assert rec.kernels_launched == 1
+
+
+# ---- roll: one copy forward, the roll back as its gradient -------------------------------
+
+def test_a_roll_is_one_copy_and_its_gradient_the_roll_back():
+    a, w = rand((3, 4)), rand((3, 4), seed=1)
+    x = ng.tensor(a, requires_grad=True)
+    y = ng.roll(x, (1, -1, 2), (0, 1, 0))
+    # shifts of one axis add up, modulo its length (axis 0's to none)
+    assert y._buf.op.name == "roll" and y._buf.arg == ((1, 3),)
+    (g,) = ng.grad((y * ng.tensor(w)).exp().sum(), x)
+    assert g._buf.op.name == "roll" and g._buf.arg == ((1, 1),)
+    np.testing.assert_allclose(g.numpy(), np.roll(w * np.exp(np.roll(a, -1, 1) * w), 1, 1),
+                               rtol=RTOL)
+    x = ng.tensor(a).realize()
+    ng.roll(x, 1, 1).exp().sum().numpy()  # compile
+    with ng.engine.record() as rec:
+        ng.roll(x, 1, 1).exp().sum().numpy()
+    assert rec.kernels_launched == 2  # the copy, then the fused kernel
+
+
+def test_a_roll_by_whole_turns_is_a_new_tensor_of_the_same_values():
+    x = ng.tensor(rand((2, 3)), requires_grad=True)
+    y = ng.roll(x, (2, 3), (0, 1))
+    assert y is not x and y._buf.op.name == "reshape"
+    np.testing.assert_array_equal(ng.grad(y.sum(), x)[0].numpy(), np.ones((2, 3)))
+
+
+def test_the_jacobian_of_a_roll_is_a_permutation_and_its_hessian_zero():
+    a = rand((5,))
+    jac = ng.jacobian(lambda x: ng.roll(x, 2))(ng.tensor(a))
+    np.testing.assert_array_equal(jac.numpy(), np.roll(np.eye(5), 2, 0))
+    hess = ng.hessian(lambda x: (ng.roll(x, 2) * x).sum())(ng.tensor(a))
+    np.testing.assert_array_equal(hess.numpy(), np.roll(np.eye(5), 2, 0) + np.roll(np.eye(5), 2, 1))
 
 
 # ---- the CUDA target, in Numba's simulator (a subprocess: the simulator is chosen when

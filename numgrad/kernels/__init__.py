@@ -92,6 +92,7 @@ class Target(Protocol):
     def index_add(self, array: Array, arg) -> Array: ...
     def index_put(self, array: Array, values: Array, key) -> Array: ...
     def concatenate(self, *arrays_and_axis) -> Array: ...
+    def roll(self, array: Array, shifts) -> Array: ...
     def matmul(self, a: Array, b: Array, arg=None) -> Array: ...
     def library(self, *arrays_and_call) -> Array:
         """``op.ref(*arrays, arg)`` of a library primitive (scan, sort, decomposition);
@@ -118,8 +119,8 @@ class Target(Protocol):
 #: Every name of the contract; `missing` checks a module against it.
 CONTRACT = ("name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
             "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
-            "index", "index_add", "index_put", "concatenate", "matmul", "library", "variant",
-            "render", "kernel", "launch")
+            "index", "index_add", "index_put", "concatenate", "roll", "matmul", "library",
+            "variant", "render", "kernel", "launch")
 
 
 def missing(module) -> list[str]:

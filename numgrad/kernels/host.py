@@ -16,7 +16,7 @@ from numgrad.kernels import host_pool
 
 __all__ = ["name", "empty", "full", "from_numpy", "to_numpy", "strides", "as_strided",
            "is_view", "copy", "reshape", "permute", "expand", "index", "index_add",
-           "index_put", "concatenate", "matmul", "library", "dlpack", "dlpack_device"]
+           "index_put", "concatenate", "roll", "matmul", "library", "dlpack", "dlpack_device"]
 
 name = "cpu"
 
@@ -185,6 +185,32 @@ def index_put(array, values, key):
 def concatenate(*arrays_and_axis):
     *arrays, axis = arrays_and_axis
     return np.concatenate(arrays, axis=axis)
+
+
+@_allocates
+def roll(array, shifts):
+    """`array` shifted cyclically by ``shifts``, ((axis, shift), ...), each shift in
+    ``[1, length)``: NumPy's roll as its ``2 ** len(shifts)`` block copies, without its
+    argument handling (a fifth of its time on a stencil's arrays)."""
+    out = empty(array.shape, array.dtype)
+    whole = [slice(None)] * array.ndim
+    blocks = [(whole, whole)]
+    for axis, shift in shifts:
+        n = array.shape[axis]
+        halves = ((slice(shift, None), slice(None, n - shift)),
+                  (slice(None, shift), slice(n - shift, None)))
+        blocks = [(_at(dst, axis, to), _at(src, axis, of))
+                  for dst, src in blocks for to, of in halves]
+    for dst, src in blocks:
+        out[tuple(dst)] = array[tuple(src)]
+    return out
+
+
+def _at(key: list, axis: int, part: slice) -> list:
+    """`key` with `part` along `axis`."""
+    key = list(key)
+    key[axis] = part
+    return key
 
 
 @_allocates

@@ -33,7 +33,15 @@ from numgrad.kernels.cuda.device import (
     synchronize,
 )
 from numgrad.kernels.cuda.interop import adopt, clone, dlpack, dlpack_device
-from numgrad.kernels.cuda.moves import concatenate, copy, index_add, index_put, matmul, to_numpy
+from numgrad.kernels.cuda.moves import (
+    concatenate,
+    copy,
+    index_add,
+    index_put,
+    matmul,
+    roll,
+    to_numpy,
+)
 from numgrad.kernels.cuda.pool import empty, empty_cache, from_numpy, pool_stats
 from numgrad.kernels.cuda.render import ELEMENTWISE, ROWS, Blocks, Variant, kernel, render
 from numgrad.kernels.cuda.views import as_strided, expand, full, is_view, permute, strides
@@ -41,8 +49,8 @@ from numgrad.kernels.cuda.views import as_strided, expand, full, is_view, permut
 __all__ = [
     "name", "key", "empty", "full", "from_numpy", "to_numpy", "copy", "strides",
     "as_strided", "is_view", "dlpack", "dlpack_device", "reshape", "permute", "expand",
-    "index", "index_add", "index_put", "concatenate", "matmul", "library", "variant", "render",
-    "kernel", "launch",
+    "index", "index_add", "index_put", "concatenate", "roll", "matmul", "library", "variant",
+    "render", "kernel", "launch",
     "is_available", "UNAVAILABLE", "device_name", "synchronize", "pool_stats", "empty_cache",
     "ELEMENTWISE", "ROWS", "Blocks", "Variant", "adopt", "clone",
 ]

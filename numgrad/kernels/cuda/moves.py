@@ -12,7 +12,7 @@ from numgrad.kernels.cuda import grid, ptx
 from numgrad.kernels.cuda.device import SIMULATOR, key
 from numgrad.kernels.cuda.pool import empty, flat, flat_block, from_numpy, restride
 from numgrad.kernels.cuda.render import ELEMENTWISE, kernel
-from numgrad.kernels.cuda.views import full, is_contiguous, probe
+from numgrad.kernels.cuda.views import full, index, is_contiguous, probe
 from numgrad.kernels.layout import collapse
 
 #: Matmul tile edge (threads per block: its square), and blocks along the batch.
@@ -68,6 +68,16 @@ def concatenate(*arrays_and_axis):
         copy_into(restride(out, a.shape, out.strides, start * out.strides[axis]), a)
         start += a.shape[axis]
     return out
+
+
+def roll(array, shifts):
+    """`array` shifted cyclically by ``shifts``, ((axis, shift), ...): per axis, its two
+    slices concatenated the other way round."""
+    for axis, shift in shifts:
+        n, lead = array.shape[axis], (slice(None),) * axis
+        array = concatenate(index(array, lead + (slice(n - shift, None),)),
+                            index(array, lead + (slice(0, n - shift),)), axis)
+    return array
 
 
 # ---- gathers and scatters ------------------------------------------------------------

@@ -1,0 +1,75 @@
+"""Real programs (`programs`): each one's value and gradient on numgrad beside HIPS
+autograd and its value on NumPy, the ratio to autograd timed interleaved in one run,
+and the kernels its first call compiles from an empty cache in a new process.
+
+The ratio is what the programs' issue asks of numgrad (below 1: faster than autograd);
+the timings alone move with the machine's load, the interleaved ratio much less.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from .peers import time_interleaved
+from .programs import PROGRAMS, gradient
+
+COLD = """
+    import sys, time
+    sys.path.insert(0, {root!r})
+    start = time.perf_counter()
+    import numgrad as ng
+    from benchmarks.programs import gradient
+    run = gradient("numgrad", {name!r})
+    with ng.engine.record() as rec:
+        run()
+    print(rec.kernels_compiled, time.perf_counter() - start)
+"""
+
+
+class Programs:
+    params = list(PROGRAMS)
+    param_names = ["program"]
+    timeout = 600
+
+    def setup(self, name):
+        self.runs = {library: gradient(library, name)
+                     for library in ("numgrad", "autograd", "numpy")}
+        for run in self.runs.values():  # compile (or load) numgrad's kernels first
+            run()
+
+    def time_numgrad(self, name):
+        self.runs["numgrad"]()
+
+    def time_autograd(self, name):
+        self.runs["autograd"]()
+
+    def time_numpy_value_only(self, name):
+        self.runs["numpy"]()
+
+    def track_ratio_to_autograd(self, name):
+        """numgrad's time over autograd's, the two timed in turn for 2 seconds."""
+        ours, theirs = time_interleaved([self.runs["numgrad"], self.runs["autograd"]], 2.0)
+        return ours / theirs
+
+    track_ratio_to_autograd.unit = "ratio"
+
+    def _cold(self, name) -> list[str]:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ, NUMGRAD_CACHE_DIR=tempfile.mkdtemp(prefix="numgrad-cold-"))
+        code = textwrap.dedent(COLD.format(root=root, name=name))
+        return subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                              capture_output=True, text=True).stdout.split()
+
+    def track_kernels_compiled_cold(self, name):
+        """Distinct kernels the first call compiles in a new process, empty cache."""
+        return int(self._cold(name)[-2])
+
+    track_kernels_compiled_cold.unit = "kernels"
+
+    def track_first_result_cold(self, name):
+        """Seconds from importing numgrad to the first value and gradient, empty cache."""
+        return float(self._cold(name)[-1])
+
+    track_first_result_cold.unit = "seconds"
