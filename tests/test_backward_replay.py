@@ -112,6 +112,7 @@ def test_a_freed_graph_still_raises_the_retain_graph_error(rules):
         y.backward()
 
 
+@pytest.mark.slow
 def test_a_pass_that_computes_as_it_goes_is_rebuilt_computing_at_the_same_points(
         rules, monkeypatch):
     """W2's long chains, of scalars recorded (not computed at once, `lazy.AT_ONCE`):
@@ -144,6 +145,7 @@ def test_a_pass_whose_rules_read_a_value_is_not_kept(rules, monkeypatch):
     assert rules.count("exp") == 2
 
 
+@pytest.mark.slow
 def test_replayed_passes_of_random_programs_match_autograd(monkeypatch):
     """The campaign's programs (so its kernels, from the disk cache) on their inputs,
     then on redrawn ones: the second pass is rebuilt, and must match autograd."""

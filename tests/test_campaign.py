@@ -29,6 +29,7 @@ SEED = int(os.environ.get("NUMGRAD_CAMPAIGN_SEED", "7000"))
                     and "NUMGRAD_CAMPAIGN_PROGRAMS" not in os.environ,
                     reason="the campaign's CI profile runs on the CPU target (set "
                            "NUMGRAD_CAMPAIGN_PROGRAMS to run it on this device)")
+@pytest.mark.slow
 def test_random_programs_match_numpy_autograd_and_finite_differences():
     result = rp.run_campaign(PROGRAMS, seed=SEED, second_order_fraction=0.15,
                              minimise_mismatches=False)

@@ -163,6 +163,7 @@ def test_the_demo_reads_scikit_learns_digits_as_load_digits_does_and_holds_out_a
     assert np.array_equal(test, again) and not np.array_equal(test, other)
 
 
+@pytest.mark.slow
 def test_demo_reaches_95_percent_with_progress(capsys):
     pytest.importorskip("sklearn")
     pytest.importorskip("tqdm")
@@ -203,6 +204,7 @@ def _seconds(cell):
     return float(number) * {"s": 1, "ms": 1e-3, "us": 1e-6}[unit]
 
 
+@pytest.mark.slow
 def test_bench_prints_ratios_and_skips_missing_peers(monkeypatch, capsys):
     def broken(*args):
         raise RuntimeError("no backend here")

@@ -34,6 +34,7 @@ def _use_cache(client, folder_of):
                    workers=[address])
 
 
+@pytest.mark.slow
 def test_data_parallel_gradient_equals_the_single_process_one(client, capsys, monkeypatch):
     monkeypatch.setenv("NUMGRAD_EXAMPLES_QUICK", "1")
     difference = dask_data_parallel.main([], client=client)
@@ -42,6 +43,7 @@ def test_data_parallel_gradient_equals_the_single_process_one(client, capsys, mo
     assert "2000 rows in 4 shards on 2 workers" in out
 
 
+@pytest.mark.slow
 def test_sweep_with_a_shared_cache_compiles_once_per_cluster(client, tmp_path, monkeypatch):
     monkeypatch.setenv("NUMGRAD_EXAMPLES_QUICK", "1")
     _use_cache(client, lambda address: tmp_path)  # one folder for the cluster

@@ -99,6 +99,7 @@ def kernel_structures(steps: int) -> int:
     return rec.kernels_compiled + rec.disk_hits
 
 
+@pytest.mark.slow
 def test_a_deep_recurrences_backward_pass_compiles_few_kernel_structures(monkeypatch):
     # Every kernel structure is looked up once in a fresh in-memory cache: compiled or
     # loaded from disk. Cut where depth first ran out, 300 steps used 74 structures

@@ -85,6 +85,7 @@ def test_rerun_compiles_nothing_and_keys_are_structural(numba_cpu):
     assert rec.cache_hits == rec.kernels_launched == 4
 
 
+@pytest.mark.slow
 def test_parallel_kernels_match_serial(monkeypatch, numba_cpu):
     a = rng.standard_normal((6, 50))
     x = ng.tensor(a)

@@ -314,6 +314,7 @@ def run_program(steps, a, b):
     return sum((v.sum() for v in values[2:]), values[0].sum() * 0.0)
 
 
+@pytest.mark.slow
 @given(program=programs(), seed=st.integers(0, 2**16))
 def test_random_programs_replay_values_and_gradients_of_eager_calls(program, seed):
     shapes, steps = program

@@ -184,6 +184,7 @@ def test_bad_parameter_lists_are_refused():
 
 # ---- a training loop stays flat -------------------------------------------------
 
+@pytest.mark.slow
 def test_200_step_training_loop_keeps_graph_and_memory_flat():
     rng = np.random.default_rng(0)
     x = ng.tensor(rng.standard_normal((32, 4)))

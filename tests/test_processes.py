@@ -49,6 +49,7 @@ def result(proc) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_six_processes_starting_at_once_share_one_fresh_cache_folder(tmp_path, expected):
     procs = [child(tmp_path) for _ in range(6)]
     results = [result(p) for p in procs]
@@ -199,6 +200,7 @@ def numpy_recurrence_grad(steps: int, w=0.8, x=(0.3, -0.2)):
     return h, dh.sum()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
                     reason="tens of thousands of simulated kernels: too slow there")
 def test_5000_step_recurrence_backward_has_no_recursion_error():
@@ -209,6 +211,7 @@ def test_5000_step_recurrence_backward_has_no_recursion_error():
     assert w.grad.item() == pytest.approx(ref_g, rel=1e-9, abs=1e-300)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
                     reason="tens of thousands of simulated kernels: too slow there")
 def test_2000_step_recurrence_grad_with_create_graph():
@@ -226,6 +229,7 @@ def test_2000_step_recurrence_grad_with_create_graph():
     assert gg.item() == pytest.approx(fd, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_200_branch_graph_backward():
     a = np.linspace(0.1, 1.0, 3)
     x = ng.tensor(a, requires_grad=True)
@@ -237,6 +241,7 @@ def test_200_branch_graph_backward():
     np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_dropping_100000_long_chains_frees_them():
     # A deallocation that recursed once per link would overflow the C stack.
     from numgrad.autograd.graph import Node

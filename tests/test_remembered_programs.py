@@ -42,6 +42,7 @@ def test_each_scenario_matches_its_runs_with_nothing_remembered(scenario):
     assert not result.found, "\n".join(f.report() for f in result.found)
 
 
+@pytest.mark.slow
 def test_threads_sharing_pending_tensors_and_a_parameter_match_runs_alone():
     result = _campaign(programs=mp.THREADS, seed=SEED + 50, threads=True)
     assert result.threaded == mp.THREADS  # (four programs, two groups of four threads)
@@ -157,6 +158,7 @@ def test_changing_inputs_catch_a_buffer_recycled_while_a_result_holds_it(monkeyp
     assert "kept" in _checks(_campaign("changing"))
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
 def test_threads_catch_plans_run_by_two_threads_at_once(monkeypatch):
     """The planted bug: no engine lock, so two threads run one prepared plan (its argument

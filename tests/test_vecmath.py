@@ -154,6 +154,7 @@ def kernel(out, in0, in1):
 '''
 
 
+@pytest.mark.slow
 def test_generated_module_with_disk_cache(tmp_path):
     # A kernel module as the CPU target writes it (HEADER, EXPRS, cache=True) compiles,
     # gives the functions' values for both dtypes, and loads from Numba's disk cache in a
