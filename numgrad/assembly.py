@@ -14,9 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import full, tensor
-from numgrad.device import get_default_device
-from numgrad.joining import concatenate, split, stack
+from numgrad.creation import full
+from numgrad.joining import _tensor, _tensors, concatenate, split
 from numgrad.shapes import broadcast_shapes, normalize_axis
 from numgrad.shaping import copies, take
 from numgrad.tensor import Tensor
@@ -27,31 +26,6 @@ __all__ = [
     "column_stack", "diag", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack",
     "meshgrid", "pad", "rollaxis", "rot90", "take_along_axis", "tile", "vsplit", "vstack",
 ]
-
-
-def _tensor(x, device=None) -> Tensor:
-    """`x` as a tensor; a (nested) list holding tensors is stacked, keeping their
-    history, as HIPS autograd's ``np.array`` does."""
-    if isinstance(x, Tensor):
-        return x
-    if _holds_tensor(x):
-        return stack([_tensor(e, device) for e in x])
-    return tensor(x, device=device)
-
-
-def _holds_tensor(x) -> bool:
-    return isinstance(x, Tensor) or isinstance(x, (list, tuple)) and any(map(_holds_tensor, x))
-
-
-def _tensors(arrays, name: str) -> list[Tensor]:
-    """`arrays` as tensors; data (lists, ndarrays, scalars) goes to the device of the
-    first tensor among them."""
-    if not hasattr(arrays, "__getitem__"):
-        raise TypeError(f"{name}: the arrays must be passed as a sequence such as a list or "
-                        f"tuple, got {type(arrays).__name__}")
-    arrays = list(arrays)
-    device = next((a.device for a in arrays if isinstance(a, Tensor)), get_default_device())
-    return [_tensor(a, device) for a in arrays]
 
 
 def _join(tensors: list[Tensor], axis: int, name: str, dtype=None,

@@ -6,14 +6,42 @@ import numbers
 from collections.abc import Sequence
 
 from numgrad import dtypes
+from numgrad.creation import tensor
+from numgrad.device import get_default_device
 from numgrad.primitives import _apply, _as
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
 
 
+def _tensor(x, device=None) -> Tensor:
+    """`x` as a tensor; a (nested) list holding tensors is stacked, keeping their
+    history, as HIPS autograd's ``np.array`` does."""
+    if isinstance(x, Tensor):
+        return x
+    if _holds_tensor(x):
+        return stack([_tensor(e, device) for e in x])
+    return tensor(x, device=device)
+
+
+def _holds_tensor(x) -> bool:
+    return isinstance(x, Tensor) or isinstance(x, (list, tuple)) and any(map(_holds_tensor, x))
+
+
+def _tensors(arrays, name: str) -> list[Tensor]:
+    """`arrays` as tensors; data (lists, ndarrays, scalars) goes to the device of the
+    first tensor among them."""
+    if not hasattr(arrays, "__getitem__"):
+        raise TypeError(f"{name}: the arrays must be passed as a sequence such as a list or "
+                        f"tuple, got {type(arrays).__name__}")
+    arrays = list(arrays)
+    device = next((a.device for a in arrays if isinstance(a, Tensor)), get_default_device())
+    return [_tensor(a, device) for a in arrays]
+
+
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis."""
-    tensors = list(tensors)
+    """Join tensors (or arrays: they go to the first tensor's device) along an existing
+    axis."""
+    tensors = _tensors(tensors, "concatenate")
     if not tensors:
         raise ValueError("concatenate needs at least one tensor")
     first = tensors[0]
@@ -32,8 +60,8 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 
 def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors of one shape along a new axis."""
-    tensors = list(tensors)
+    """Join tensors (or arrays) of one shape along a new axis."""
+    tensors = _tensors(tensors, "stack")
     if not tensors:
         raise ValueError("stack needs at least one tensor")
     if any(t.shape != tensors[0].shape for t in tensors):

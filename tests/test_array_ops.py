@@ -538,6 +538,21 @@ def test_stack(axis):
     )
 
 
+def test_concatenate_and_stack_take_arrays_beside_tensors_as_numpy_does():
+    # (an RNN's input step beside its state: ``concatenate([x_t, h])`` with x_t data)
+    a, b = rand((1, 2), 1), rand((1, 3), 2)
+    x = t(b, requires_grad=True)
+    y = ng.concatenate([a, x], axis=1)
+    np.testing.assert_array_equal(y.numpy(), np.concatenate([a, b], axis=1))
+    (g,) = ng.grad((y * y).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), 2 * b)
+    z = ng.stack([a[0, :2], x[0, :2], [1.0, 2.0]])
+    np.testing.assert_array_equal(z.numpy(), np.stack([a[0, :2], b[0, :2], [1.0, 2.0]]))
+    assert z.device == x.device
+    with pytest.raises(TypeError, match="as a sequence"):
+        ng.concatenate(5)
+
+
 def test_stack_mismatch_raises_value_error():
     with pytest.raises(ValueError):
         ng.stack([t(np.zeros((2, 3))), t(np.zeros((3, 2)))])

@@ -69,7 +69,192 @@ def gp(xp, n: int = 60):
     return loss, np.array([0.0, 0.0, -2.0])
 
 
-PROGRAMS = {"heat stencil": heat, "HMM forward": hmm, "GP marginal likelihood": gp}
+def _unpack(flat, shapes: list[tuple[int, ...]]) -> list:
+    """The arrays of `shapes` laid end to end in the vector `flat` (one array to
+    differentiate by, as a SciPy optimiser hands it over)."""
+    out, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        out.append(flat[start:start + size].reshape(shape))
+        start += size
+    return out
+
+
+def _weights(shapes, seed: int = 0) -> np.ndarray:
+    """Initial weights for `shapes`, end to end: each scaled by its fan-in."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.standard_normal(int(np.prod(s))) / np.sqrt(s[0])
+                           for s in shapes])
+
+
+def _log_softmax(xp, a):
+    top = a.max(axis=-1, keepdims=True)
+    return a - top - xp.log(xp.exp(a - top).sum(axis=-1, keepdims=True))
+
+
+def _characters(length: int, vocab: int, seed: int = 0) -> np.ndarray:
+    """A one-hot character sequence, ``(length, vocab)``: a noisy cycle through the
+    alphabet, so that the next character is learnable."""
+    rng = np.random.default_rng(seed)
+    codes = (np.arange(length) + (rng.random(length) < 0.2)) % vocab
+    return np.eye(vocab)[codes]
+
+
+def rnn(xp, length: int = 50, vocab: int = 20, hidden: int = 32):
+    """A character RNN's cross entropy of each next character, through `length` steps of
+    ``tanh(x W + h U + b)``; the gradient by all its weights."""
+    text = _characters(length, vocab)
+    shapes = [(vocab, hidden), (hidden, hidden), (1, hidden), (hidden, vocab), (1, vocab)]
+
+    def loss(flat):
+        w, u, b, v, c = _unpack(flat, shapes)
+        h, total = np.zeros((1, hidden)), 0.0
+        for t in range(length - 1):
+            h = xp.tanh(text[t:t + 1] @ w + h @ u + b)
+            total = total - (_log_softmax(xp, h @ v + c) * text[t + 1]).sum()
+        return total
+    return loss, _weights(shapes)
+
+
+def lstm(xp, length: int = 30, vocab: int = 20, hidden: int = 16):
+    """An LSTM's cross entropy of each next character (four gates from one product per
+    step); the gradient by all its weights."""
+    text = _characters(length, vocab, seed=1)
+    shapes = [(vocab + hidden, 4 * hidden), (1, 4 * hidden), (hidden, vocab), (1, vocab)]
+
+    def sigmoid(a):
+        return 0.5 * (xp.tanh(0.5 * a) + 1)
+
+    def loss(flat):
+        w, b, v, c = _unpack(flat, shapes)
+        h, cell, total = np.zeros((1, hidden)), np.zeros((1, hidden)), 0.0
+        for t in range(length - 1):
+            gates = xp.concatenate([text[t:t + 1], h], axis=1) @ w + b
+            i, f = sigmoid(gates[:, :hidden]), sigmoid(gates[:, hidden:2 * hidden])
+            o, g = sigmoid(gates[:, 2 * hidden:3 * hidden]), xp.tanh(gates[:, 3 * hidden:])
+            cell = f * cell + i * g
+            h = o * xp.tanh(cell)
+            total = total - (_log_softmax(xp, h @ v + c) * text[t + 1]).sum()
+        return total
+    return loss, _weights(shapes)
+
+
+def mixture(xp, n: int = 300, k: int = 3, d: int = 2):
+    """The negative log likelihood of a Gaussian mixture with diagonal covariances
+    (a ``logsumexp`` over components per point), by means, log scales and mixing
+    logits."""
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((k, d)) * 3
+    data = centres[rng.integers(0, k, n)] + rng.standard_normal((n, d))
+    shapes = [(k, d), (k, d), (k,)]
+
+    def loss(flat):
+        means, log_scales, logits = _unpack(flat, shapes)
+        z = (data[:, None, :] - means) / xp.exp(log_scales)
+        per = -0.5 * (z * z).sum(axis=2) - log_scales.sum(axis=1) \
+            + _log_softmax(xp, logits) - 0.5 * d * np.log(2 * np.pi)
+        top = per.max(axis=1, keepdims=True)
+        return -(top + xp.log(xp.exp(per - top).sum(axis=1, keepdims=True))).sum()
+    return loss, np.concatenate([rng.standard_normal(k * d), np.zeros(k * d), np.zeros(k)])
+
+
+def bayesian_net(xp, n: int = 50, hidden: int = 20, samples: int = 10):
+    """Black-box variational inference for a 1-20-1 tanh network: the negative ELBO
+    by the reparametrization trick over fixed noise (`samples` weight draws), by the
+    weights' means and log scales."""
+    rng = np.random.default_rng(0)
+    x = np.linspace(-3, 3, n)[:, None]
+    y = np.sin(x) + 0.1 * rng.standard_normal((n, 1))
+    shapes = [(1, hidden), (hidden,), (hidden, 1), (1,)]
+    size = sum(int(np.prod(s)) for s in shapes)
+    noise = rng.standard_normal((samples, size))
+
+    def loss(flat):
+        mean, log_scale = flat[:size], flat[size:]
+        total = 0.0
+        for s in range(samples):
+            w1, b1, w2, b2 = _unpack(mean + xp.exp(log_scale) * noise[s], shapes)
+            residual = xp.tanh(x @ w1 + b1) @ w2 + b2 - y
+            total = total + 50.0 * (residual * residual).sum()
+        kl = 0.5 * (xp.exp(2 * log_scale) + mean * mean - 1 - 2 * log_scale).sum()
+        return total / samples + kl
+    return loss, np.concatenate([_weights(shapes), np.full(size, -3.0)])
+
+
+def neural_ode(xp, steps: int = 50, batch: int = 16, hidden: int = 16):
+    """A neural ODE by RK4: `steps` steps of a tanh MLP vector field on a batch of 2-D
+    states, the loss the final states' distance to their targets; the gradient by the
+    field's weights (back through every stage)."""
+    rng = np.random.default_rng(0)
+    start = rng.standard_normal((batch, 2))
+    target = start @ np.array([[0.0, 1.0], [-1.0, 0.0]])  # a quarter turn
+    shapes = [(2, hidden), (1, hidden), (hidden, 2), (1, 2)]
+    dt = 1.0 / steps
+
+    def loss(flat):
+        w1, b1, w2, b2 = _unpack(flat, shapes)
+
+        def field(z):
+            return xp.tanh(z @ w1 + b1) @ w2 + b2
+        z = start
+        for _ in range(steps):
+            k1 = field(z)
+            k2 = field(z + 0.5 * dt * k1)
+            k3 = field(z + 0.5 * dt * k2)
+            k4 = field(z + dt * k3)
+            z = z + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return ((z - target) ** 2).sum()
+    return loss, _weights(shapes)
+
+
+def vae(xp, batch: int = 32, pixels: int = 64, hidden: int = 32, latent: int = 2):
+    """A variational autoencoder's negative ELBO on a batch of binary 8x8 images
+    (Bernoulli likelihood, one reparametrized draw of fixed noise), by the encoder's
+    and decoder's weights."""
+    rng = np.random.default_rng(0)
+    images = (rng.random((batch, pixels)) < 0.3).astype(float)
+    noise = rng.standard_normal((batch, latent))
+    shapes = [(pixels, hidden), (1, hidden), (hidden, 2 * latent), (1, 2 * latent),
+              (latent, hidden), (1, hidden), (hidden, pixels), (1, pixels)]
+
+    def loss(flat):
+        e1, c1, e2, c2, d1, f1, d2, f2 = _unpack(flat, shapes)
+        code = xp.tanh(images @ e1 + c1) @ e2 + c2
+        mean, log_scale = code[:, :latent], code[:, latent:]
+        z = mean + xp.exp(log_scale) * noise
+        logits = xp.tanh(z @ d1 + f1) @ d2 + f2
+        # log p(x | z) of a Bernoulli by its logits: x l - log(1 + e^l), stably
+        top = xp.maximum(logits, 0)
+        likelihood = (images * logits - top - xp.log(xp.exp(-top) + xp.exp(logits - top)))
+        kl = 0.5 * (xp.exp(2 * log_scale) + mean * mean - 1 - 2 * log_scale)
+        return (kl.sum() - likelihood.sum()) / batch
+    return loss, _weights(shapes)
+
+
+def convnet(xp, batch: int = 32, side: int = 8, filters: int = 4, classes: int = 10):
+    """A small convnet's cross entropy on 8x8 images: one 3x3 convolution (as nine
+    shifted slices), ReLU, a linear layer; the gradient by the filters and weights."""
+    rng = np.random.default_rng(0)
+    images = rng.random((batch, side, side))
+    labels = np.eye(classes)[rng.integers(0, classes, batch)]
+    inner = side - 2
+    shapes = [(3, 3, filters), (filters,), (inner * inner * filters, classes), (classes,)]
+
+    def loss(flat):
+        w, b, v, c = _unpack(flat, shapes)
+        maps = b
+        for i in range(3):
+            for j in range(3):
+                maps = maps + images[:, i:i + inner, j:j + inner, None] * w[i, j]
+        features = xp.maximum(maps, 0).reshape((batch, -1))
+        return -(_log_softmax(xp, features @ v + c) * labels).sum() / batch
+    return loss, _weights(shapes)
+
+
+PROGRAMS = {"heat stencil": heat, "HMM forward": hmm, "GP marginal likelihood": gp,
+            "character RNN": rnn, "LSTM": lstm, "Gaussian mixture": mixture,
+            "Bayesian neural net": bayesian_net, "neural ODE (RK4)": neural_ode,
+            "VAE": vae, "convnet": convnet}
 
 
 def gradient(library: str, name: str):
