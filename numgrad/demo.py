@@ -160,8 +160,7 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
     batches = math.ceil(len(x_train) / batch_size)
     print(f"digits: {len(x_train)} training and {len(x_test)} held-out images; MLP "
           f"64-{hidden}-10, Adam lr={lr}, batch {batch_size}, {epochs} epochs on {dev}")
-    bar = tqdm(total=epochs * batches, desc="training", unit="step", disable=not progress,
-               file=sys.stdout, dynamic_ncols=True)
+    bar = None  # (started after the first step, so that its compile time makes no ETA)
     # One call of `step` is a whole training step, traced once per batch shape and
     # replayed after (ng.jit; the parameters and Adam's state are captured).
     step = ng.jit(lambda x, y: train_step(x, y, params, optimizer))
@@ -174,14 +173,22 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
                 rows = order[b * batch_size:(b + 1) * batch_size]
                 yb = ng.tensor(y_train[rows], device=dev)
                 loss, logits = step(ng.tensor(x_train[rows], device=dev), yb)
+                shown = None
                 if b % 4 == 0 or b == batches - 1:
                     accuracy = (logits.argmax(axis=1) == yb).mean().item()
-                    bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.4f}",
-                                    acc=f"{accuracy:.3f}", refresh=False)
+                    shown = dict(epoch=epoch + 1, loss=f"{loss.item():.4f}",
+                                 acc=f"{accuracy:.3f}")
                 step_times.append((time.perf_counter() - start,
                                    rec.kernels_interpreted > interpreted))
+                if bar is None:
+                    _first_step(step_times[0][0], rec)
+                    bar = tqdm(total=epochs * batches, desc="training", unit="step",
+                               disable=not progress, file=sys.stdout, dynamic_ncols=True)
+                if shown:
+                    bar.set_postfix(refresh=False, **shown)
                 bar.update()
-        bar.close()
+        if bar is not None:
+            bar.close()
         predicted = predict(ng.tensor(x_test, device=dev), params)
     accuracy = float((predicted == y_test).mean())
     print(f"held-out accuracy: {accuracy:.4f} ({int((predicted == y_test).sum())} of "
@@ -197,6 +204,15 @@ def demo(device: str = "cpu", epochs: int = 12, batch_size: int = 64, hidden: in
               flush=True)
         dev.backend.wait()
     return accuracy
+
+
+def _first_step(seconds: float, rec) -> None:
+    """Say what the first step waited for, if it took more than a second: compiling
+    (or loading) its kernels, once."""
+    if seconds > 1:
+        print(f"the first step took {seconds:.1f} s: it compiled {rec.kernels_compiled} "
+              f"kernels and loaded {rec.disk_hits} from the disk cache; later runs load "
+              f"them all from there", flush=True)
 
 
 def _step_times(step_times: list[tuple[float, bool]]) -> str:

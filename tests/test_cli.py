@@ -148,6 +148,17 @@ def test_the_demo_times_steps_on_compiled_kernels_apart_from_interpreted_ones():
     assert demo_module._step_times([(0.5, False)]) == "the first step took 0.50 s"
 
 
+def test_the_demo_says_once_what_a_slow_first_step_waited_for(capsys):
+    # (its progress bar starts after that step, so the compile makes no ETA of minutes)
+    with ng.engine.record() as rec:
+        demo_module._first_step(0.4, rec)
+        assert capsys.readouterr().out == ""
+        demo_module._first_step(6.8, rec)
+    assert capsys.readouterr().out == (
+        "the first step took 6.8 s: it compiled 0 kernels and loaded 0 from the disk cache; "
+        "later runs load them all from there\n")
+
+
 def test_the_demo_reads_scikit_learns_digits_as_load_digits_does_and_holds_out_a_fifth():
     load_digits = pytest.importorskip("sklearn.datasets").load_digits
     images, labels = demo_module._digits()
