@@ -12,7 +12,7 @@ Examples
 
 from numpy import e, euler_gamma, inf, nan, newaxis, pi  # NumPy's constants, as ng.pi
 
-from numgrad import autograd, cuda, device, engine, functional, nn, optim, transforms, viz
+from numgrad import autograd, cuda, device, engine, functional, nn, optim, scipy, transforms, viz
 from numgrad.assembly import *  # noqa: F403
 from numgrad.autograd import (
     Function,

@@ -31,11 +31,6 @@ NAMESPACES = {"numpy": (), "numpy.linalg": ("linalg",)}
 #: NumPy names -> the name of the same function in numgrad.
 ALIASES = {"concat": "concatenate", "permute_dims": "transpose", "row_stack": "vstack"}
 
-#: Functions of other libraries that numgrad has under another name.
-SPELLED_OTHERWISE = {"scipy.special.expit": "ng.sigmoid",
-                     "scipy.special.logsumexp": "ng.logsumexp",
-                     "scipy.special.softmax": "ng.nn.functional.softmax",
-                     "scipy.special.log_softmax": "ng.nn.functional.log_softmax"}
 
 #: NumPy's functions that read a tensor's attributes (they return ints and bools, not
 #: tensors).
@@ -82,11 +77,24 @@ def warn_dropped() -> None:
         public = ["numpy"] if parts[0] == "numpy" and hasattr(np, name) else \
             [part for part in parts if not part.startswith("_")]
         what = ".".join([*public, name])
+    ours = _ours(what) if library is not None else None
+    use = f"Use {ours}" if ours else "Use numgrad's function (ng.<name>)"
     warnings.warn(
         f"{what} converted a tensor that requires grad to a NumPy array: the result has "
-        f"no gradient. Use numgrad's function (ng.<name>) to stay differentiable, or pass "
-        f"t.detach() (or t.numpy()) to use the value on purpose",
+        f"no gradient. {use} to stay differentiable, or pass t.detach() (or t.numpy()) "
+        f"to use the value on purpose",
         GradientDroppedWarning, stacklevel=level)
+
+
+def _ours(what: str) -> str | None:
+    """numgrad's function of the same name as NumPy's or SciPy's `what` (a public
+    path), as its users write it, where numgrad has one."""
+    parts = what.split(".")
+    namespace = ["scipy", *parts[1:-1]] if parts[0] == "scipy" else parts[1:-1]
+    space = numgrad
+    for part in [*namespace, parts[-1]]:
+        space = getattr(space, part, None)
+    return "ng." + ".".join([*namespace, parts[-1]]) if callable(space) else None
 
 
 def _module(frame) -> str:
@@ -102,8 +110,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict):
     kwargs = {k: v for k, v in kwargs.items() if v is not None}  # None: the default
     like = next(x for x in inputs if isinstance(x, numgrad.Tensor))
     operands = [x if _is_scalar(x) else _as_tensor(x, like) for x in inputs]
-    if method == "__call__":
-        return _call(_function(ufunc.__name__, (), label), (), operands, kwargs, label)
+    if method == "__call__":  # (SciPy's special functions: numgrad.scipy.special's)
+        namespace = ("scipy", "special") if label.startswith("scipy.special.") else ()
+        return _call(_function(ufunc.__name__, namespace, label), (), operands, kwargs, label)
     if method == "outer":  # f(a[..., None, ...], b): every operand broadcast against the next
         a, b = operands
         if isinstance(a, numgrad.Tensor):
@@ -146,9 +155,7 @@ def _ufunc_label(ufunc: np.ufunc) -> str:
 
 def _no_equivalent(label: str) -> TypeError:
     """The refusal of `label`, naming numgrad's function for it where there is one."""
-    other = SPELLED_OTHERWISE.get(label)
-    fix = f"{other} computes it" if other else "convert with t.numpy() first"
-    return TypeError(f"numgrad has no equivalent of {label}; {fix}")
+    return TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
 
 
 def _function(name: str, namespace: tuple[str, ...], label: str):
