@@ -251,6 +251,8 @@ MOVEMENTS = {
     "concatenate": (lambda t: ng.concatenate([t, t[:, :1] * 2], axis=1),
                     lambda a: np.concatenate([a, a[:, :1] * 2], axis=1),
                     lambda v: anp.concatenate([v, v[:, :1] * 2], axis=1)),
+    "roll": (lambda t: t.roll((1, -2), (0, 2)), lambda a: np.roll(a, (1, -2), (0, 2)),
+             lambda v: anp.roll(anp.roll(v, 1, 0), -2, 2)),  # (autograd's takes one axis)
     "matmul": (lambda t: t @ t.transpose(0, 2, 1), lambda a: a @ a.transpose(0, 2, 1),
                lambda v: anp.matmul(v, anp.transpose(v, (0, 2, 1)))),
     "copy": None,
