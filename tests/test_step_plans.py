@@ -395,15 +395,49 @@ def test_grad_in_a_loop_runs_its_passes_as_plans(wrt):
 @pytest.mark.parametrize("special", [
     lambda y, xs: ng.grad(y, xs, retain_graph=True),
     lambda y, xs: ng.grad(y, xs, create_graph=True),
-    lambda y, xs: ng.grad(y, xs, allow_unused=True),
-    lambda y, xs: ng.grad(y, xs, materialize_grads=True),
     lambda y, xs: ng.grad(y, xs, ng.tensor(2.0)),
     lambda y, xs: ng.grad(y, xs[:1]),
-], ids=["retain_graph", "create_graph", "allow_unused", "materialize_grads", "gradient",
-        "other inputs"])
+], ids=["retain_graph", "create_graph", "gradient", "other inputs"])
 def test_grad_with_other_options_or_inputs_runs_as_before(special):
     replayed = _compare(_grad_loop(lambda a, b, h: [a, b], special))
     assert replayed[3:5] == [1, 1] and replayed[5] == 0 and replayed[7] == 1
+
+
+@pytest.mark.parametrize("option", ["allow_unused", "materialize_grads"])
+def test_grad_allowing_unused_inputs_runs_the_plan_where_every_input_is_used(option):
+    # (a plan is kept only where each input's gradient is the plan's: none is left out)
+    replayed = _compare(_grad_loop(lambda a, b, h: [a, b],
+                                   lambda y, xs: ng.grad(y, xs, **{option: True})))
+    assert replayed[2:] == [1] * 6
+
+
+@pytest.mark.parametrize("option", ["allow_unused", "materialize_grads"])
+def test_an_unused_input_keeps_no_plan(option):
+    start = rng.standard_normal(6)
+
+    def make():
+        a, unused = ng.tensor(start, requires_grad=True), ng.tensor(2.0, requires_grad=True)
+
+        def loop(k):
+            ga, gu = ng.grad((a * 1.5).tanh().sum(), [a, unused], **{option: True})
+            return ga.numpy(), None if gu is None else gu.numpy()
+        return loop
+
+    ours, replayed = _run(make(), plans=True)
+    assert not any(replayed)
+    _same(ours, _run(make(), plans=False)[0])
+    assert ours[-1][1] == (0.0 if option == "materialize_grads" else None)
+
+
+def test_a_gradient_function_in_a_loop_runs_its_passes_as_plans():
+    # (``ng.value_and_grad(f)`` asks for materialized gradients: zeros for an unused input)
+    x0 = rng.standard_normal(6)
+
+    def make():
+        step = ng.value_and_grad(lambda x: ((x * 1.5).tanh() * x).sum())
+        return lambda k: step(x0 + k)
+
+    assert _compare(make)[2:] == [1] * 6
 
 
 def test_backward_and_grad_of_one_tape_keep_plans_of_their_own():

@@ -91,8 +91,9 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
     if inputs is None:
         raise TypeError("grad() needs the inputs to differentiate with respect to: "
                         "ng.grad(outputs, inputs), or ng.grad(f) for a function f")
-    plain = grad_outputs is None and not (retain_graph or create_graph or allow_unused or
-                                          materialize_grads or is_grads_batched)
+    # (`allow_unused` and `materialize_grads` keep a step plan: one is kept only where
+    # every input's gradient is the plan's, so its replays never leave one out)
+    plain = grad_outputs is None and not (retain_graph or create_graph or is_grads_batched)
     segment = step.take(outputs, plain, inputs)
     grads = step.replay(segment) if segment is not None else None
     if grads is not None:
