@@ -279,3 +279,9 @@ def gradient(library: str, name: str):
         value, grad = step(ng.tensor(x0))
         return value.item(), grad.numpy()
     return run
+
+
+def peer_calls(library: str, name: str) -> list:
+    """`gradient(library, name)` as a list, for a `benchmarks.peers.PeerProcess`: a peer
+    timed in a process of its own, away from numgrad's OpenMP settings."""
+    return [gradient(library, name)]
