@@ -5,8 +5,9 @@ and the kernels its first call compiles from an empty cache in a new process.
 The ratio is what the programs' issue asks of numgrad (below 1: faster than autograd);
 the timings alone move with the machine's load, the interleaved ratio much less. For
 the ratio autograd runs in a process of its own (`peers.PeerProcess`): in numgrad's,
-its BLAS calls share the process with numgrad's OpenMP threads (the neural ODE took
-88 ms there, 38 ms alone).
+its BLAS calls share the process with numgrad's OpenMP threads (the neural ODE took 88
+ms there, 38 ms alone). (`peers` is imported whole: asv would take its ``time_``
+functions for benchmarks.)
 """
 
 import os
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import textwrap
 
-from .peers import PeerProcess, time_interleaved
+from . import peers
 from .programs import PROGRAMS, gradient
 
 COLD = """
@@ -53,9 +54,9 @@ class Programs:
 
     def track_ratio_to_autograd(self, name):
         """numgrad's time over autograd's, the two timed in turn for 2 seconds."""
-        peer = PeerProcess("autograd", "benchmarks.programs:peer_calls", "autograd", name)
+        peer = peers.PeerProcess("autograd", "benchmarks.programs:peer_calls", "autograd", name)
         try:
-            ours, theirs = time_interleaved([self.runs["numgrad"], (peer, 0)], 2.0)
+            ours, theirs = peers.time_interleaved([self.runs["numgrad"], (peer, 0)], 2.0)
         finally:
             peer.close()
         return ours / theirs
