@@ -206,3 +206,33 @@ def computed(value, shape, dtype: np.dtype, device) -> LazyBuffer:
 MADE: list | None = None
 _new = object.__new__
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
+
+
+#: Realized buffers of arrays that follow from static values alone (a triangle's mask,
+#: an identity), one per description: a rule that reads one makes the same graph at
+#: every pass, so a recipe or a step plan keeps the buffer itself
+#: (`numgrad.autograd.replay`). Emptied when full; a recipe still holding a buffer let
+#: go holds its value, which never changes.
+_fixed: dict[tuple, LazyBuffer] = {}
+_fixed_bufs: set[LazyBuffer] = set()
+MAX_FIXED = 256
+
+
+def fixed(key: tuple, make, device) -> LazyBuffer:
+    """The fixed buffer described by `key` on `device`, its array made by ``make()``
+    (a function of the static values in `key` only) the first time."""
+    key = (*key, device)
+    buf = _fixed.get(key)
+    if buf is None:
+        if len(_fixed) >= MAX_FIXED:
+            _fixed.clear()
+            _fixed_bufs.clear()
+        buf = LazyBuffer.load(device.backend.from_numpy(make()), device)
+        _fixed[key] = buf
+        _fixed_bufs.add(buf)
+    return buf
+
+
+def is_fixed(buf: LazyBuffer) -> bool:
+    """Whether `buf` is one of `fixed`'s buffers."""
+    return buf in _fixed_bufs

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from numgrad.lazy import fixed
 from numgrad.primitives import _apply
 from numgrad.shapes import normalize_axes, normalize_axis
 from numgrad.tensor_base import TensorBase
@@ -156,8 +157,10 @@ class ShapingMethods(TensorBase):
             raise TypeError(f"{'tril' if lower else 'triu'} needs a tensor of at least one "
                             f"dimension, got a 0-d tensor")
         k = operator.index(k)
-        below = np.tri(*self.shape[-2:], k=k if lower else k - 1, dtype=bool)
-        return self.where(self.new_tensor(below if lower else ~below), self.dtype.type(0))
+        rows, cols = self.shape[-2:] if self.ndim > 1 else self.shape * 2
+        mask = fixed(("triangle", rows, cols, k, lower), lambda: np.tri(
+            rows, cols, k=k if lower else k - 1, dtype=bool) ^ (not lower), self.device)
+        return self.where(type(self)._wrap(mask), self.dtype.type(0))
 
 
 def _axis_tuple(axes: Axes, ndim: int, name: str) -> tuple[int, ...]:

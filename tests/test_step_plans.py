@@ -456,3 +456,30 @@ def test_backward_and_grad_of_one_tape_keep_plans_of_their_own():
         return loop
 
     assert _compare(make)[4:] == [1] * 4
+
+
+@pytest.mark.parametrize("loss", [
+    lambda a: ng.log(ng.diagonal(ng.linalg.cholesky(a))).sum(),
+    lambda a: (ng.linalg.eigh(a).eigenvalues ** 2).sum(),
+    lambda a: (ng.triu(a, 1) * a).sum(),
+], ids=["cholesky", "eigh", "triu"])
+def test_rules_reading_a_mask_or_an_identity_run_their_passes_as_plans(loss):
+    # (their masks and identities are fixed buffers, `lazy.fixed`: the same at every pass)
+    x = rng.standard_normal((4, 4))
+    spd = x @ x.T + 4 * np.eye(4)
+
+    def make():
+        step = ng.value_and_grad(lambda s: loss(ng.tensor(spd) * s))
+        return lambda k: step(1.0 + 0.25 * k)
+
+    assert _compare(make)[3:] == [1] * 5
+
+
+def test_a_fixed_buffer_is_one_per_description():
+    from numgrad import lazy
+
+    a, b = ng.tensor(rng.standard_normal((3, 4))), ng.tensor(rng.standard_normal((3, 4)))
+    masks = [t._buf.srcs[0] for t in (ng.tril(a), ng.tril(b), ng.tril(a, 1), ng.triu(a))]
+    assert masks[0] is masks[1] and len({id(m) for m in masks[1:]}) == 3
+    assert all(lazy.is_fixed(m) for m in masks)
+    np.testing.assert_array_equal(masks[3].realized, ~np.tri(3, 4, -1, dtype=bool))

@@ -13,7 +13,7 @@ again on new buffers, work on constants folds again, from their new values. So a
 that computes some of its graph on the way (realized for its depth, or its pending
 gradients cut together, `cut`) is rebuilt computing at the same points. One whose rules
 read a value, or whose gradients need a buffer from elsewhere (an array loaded during
-the pass), is not kept.
+the pass, other than a fixed one: `numgrad.lazy.fixed`), is not kept.
 
 Index arrays are values too (the key has their shape and dtype, as the engine's
 `numgrad.engine.reuse`): a rule's argument that holds a node's index array (the
@@ -50,7 +50,8 @@ _cuts: list | None = None
 class Recipe:
     """The buffers a backward pass made, from the buffers it started from: `made` has
     ``(op, arg, shape, dtype, device, refs, sig)`` per buffer, in an order that makes
-    sources first (``op`` None: a constant whose value is ``arg``); refs number the
+    sources first (``op`` None: a constant whose value is ``arg``, or ``arg`` itself, a
+    fixed buffer, `numgrad.lazy.fixed`); refs number the
     starting buffers first, then the made ones; ``sig`` is the buffer's signature
     (`numgrad.engine.reuse.signature`), which a buffer made again as recorded (not
     folded) takes without finding it again. `delivered` has, per gradient handed to a node
@@ -206,8 +207,9 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer], order: list[Node] = ()
     bufs = list(starts)
     cuts = dict(recipe.cuts)
     for op, arg, shape, dtype, device, refs, sig in recipe.made:
-        if op is None:
-            bufs.append(LazyBuffer.const(arg, shape, dtype, device))
+        if op is None:  # (a constant's value, or a fixed buffer)
+            bufs.append(arg if type(arg) is LazyBuffer else
+                        LazyBuffer.const(arg, shape, dtype, device))
         else:
             if type(arg) is _Taken:
                 arg = arg.fill(order)
@@ -244,15 +246,16 @@ def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
             continue
         if buf in how:
             stack.extend(how[buf][2])
-        elif buf.op.kind != CONST or buf.realized is not None:
+        elif (buf.op.kind != CONST or buf.realized is not None) and not lazy.is_fixed(buf):
             return None
-        needed.add(buf)  # made here, or a constant the rules wrote
+        needed.add(buf)  # made here, a constant the rules wrote, or a fixed buffer
     recipe: list[tuple] = []
 
     def refer(buf: LazyBuffer) -> int:
-        if buf not in ref:  # a constant the rules wrote (made notes come in order)
-            ref[buf] = len(starts) + len(recipe)
-            recipe.append((None, buf.arg, buf.shape, buf.dtype, buf.device, (), None))
+        if buf not in ref:  # a constant the rules wrote (made notes come in order), or
+            ref[buf] = len(starts) + len(recipe)  # a fixed buffer: kept itself
+            arg = buf if buf.op.kind != CONST else buf.arg
+            recipe.append((None, arg, buf.shape, buf.dtype, buf.device, (), None))
         return ref[buf]
 
     made_as = {}  # per row: the operation its buffer was made as (folded: a constant)

@@ -53,8 +53,10 @@ class ScalarPass:
         """The pass for a recipe whose ``made`` `rows` (each made as the operation
         `made_as` gives) are constants, were computed at once, or were folded from
         constants, in float64 or bool; None for any other recipe."""
-        for i, (op, _, _, dtype, *_) in enumerate(rows):
+        for i, (op, arg, _, dtype, *_) in enumerate(rows):
             if op is None:
+                if type(arg) is LazyBuffer:  # a fixed buffer: an array, no number
+                    return None
                 continue
             if dtype not in _KINDS or not (made_as[i] is _LOAD and op.expr or made_as[i]
                                            is _CONST and lazy.foldable(op)):

@@ -35,7 +35,7 @@ from numgrad.engine.lowering import plain_index
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.engine.steps import Call, Schedule
-from numgrad.lazy import LazyBuffer
+from numgrad.lazy import LazyBuffer, is_fixed
 from numgrad.tape import TAPE
 
 #: Step plans kept, least recently used dropped first.
@@ -50,8 +50,9 @@ class StepPlan:
     """What a backward pass of one tape realized, by position."""
 
     plan: Schedule
-    #: per source of `plan`: the outside buffer (its number on the tape) it reads
-    sources: tuple[int, ...]
+    #: per source of `plan`: the outside buffer (its number on the tape) it reads, or a
+    #: fixed buffer (`numgrad.lazy.fixed`: a rule's mask or identity), itself
+    sources: tuple[int | LazyBuffer, ...]
     #: per slot stored into a tape buffer: (slot, tape position)
     stores: tuple[tuple[int, int], ...]
     #: per gradient handed out: (slot, its target's number, `Segment.targets`)
@@ -209,7 +210,8 @@ def replay(segment: Segment) -> list | None:
         return None
     outside = segment.outside
     with LOCK:
-        arrays = run_reused(plan, [outside[k].realized for k in step.sources])
+        arrays = run_reused(plan, [(outside[k] if type(k) is int else k).realized
+                                   for k in step.sources])
         bufs = segment.bufs
         for slot, position in step.stores:
             buf = bufs[position]
@@ -245,9 +247,9 @@ def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
     sources = []
     for slot in plan.sources:
         k = outside.get(slots[slot])
-        if k is None:
+        if k is None and not is_fixed(slots[slot]):
             return
-        sources.append(k)
+        sources.append(slots[slot] if k is None else k)
     position = {buf: p for p, buf in enumerate(segment.bufs)}
     stores = tuple((slot, position[buf]) for slot, buf in enumerate(slots) if buf in position)
     slot_of = {buf: slot for slot, buf in enumerate(slots)}

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from numgrad import dtypes
+from numgrad.lazy import fixed
 from numgrad.ops import LIBRARY, Primitive, register
 from numgrad.primitives import _apply, _as
 from numgrad.tensor import Tensor
@@ -51,7 +52,8 @@ def mT(x: Tensor) -> Tensor:
 
 def eye(n: int, like: Tensor) -> Tensor:
     """The n x n identity, of `like`'s dtype and on its device."""
-    return like.new_tensor(np.eye(n, dtype=like.dtype))
+    dtype = like.dtype
+    return type(like)._wrap(fixed(("eye", n, dtype), lambda: np.eye(n, dtype=dtype), like.device))
 
 
 def safe_reciprocal(x: Tensor) -> Tensor:
