@@ -154,7 +154,7 @@ def _ufunc_label(ufunc: np.ufunc) -> str:
 
 
 def _no_equivalent(label: str) -> TypeError:
-    """The refusal of `label`, naming numgrad's function for it where there is one."""
+    """The refusal of `label`, a function numgrad has no equivalent of."""
     return TypeError(f"numgrad has no equivalent of {label}; convert with t.numpy() first")
 
 

@@ -158,8 +158,11 @@ class ShapingMethods(TensorBase):
                             f"dimension, got a 0-d tensor")
         k = operator.index(k)
         rows, cols = self.shape[-2:] if self.ndim > 1 else self.shape * 2
-        mask = fixed(("triangle", rows, cols, k, lower), lambda: np.tri(
-            rows, cols, k=k if lower else k - 1, dtype=bool) ^ (not lower), self.device)
+
+        def triangle():
+            below = np.tri(rows, cols, k=k if lower else k - 1, dtype=bool)
+            return below if lower else ~below
+        mask = fixed(("triangle", rows, cols, k, lower), triangle, self.device)
         return self.where(type(self)._wrap(mask), self.dtype.type(0))
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from numgrad import linalg as _linalg
 from numgrad.creation import as_tensor
 from numgrad.joining import _tensors
+from numgrad.linalg.stacks import eye
 from numgrad.tensor import Tensor
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular"]
@@ -45,6 +44,5 @@ def solve_triangular(a, b, trans=0, lower: bool = False,
         raise ValueError(f"solve_triangular: a must be a square matrix, got shape {a.shape}")
     t = a.tril(-1 if unit_diagonal else 0) if lower else a.triu(1 if unit_diagonal else 0)
     if unit_diagonal:
-        t = t + as_tensor(np.eye(a.shape[-1]), a.device).astype(t.dtype)
+        t = t + eye(a.shape[-1], t)
     return _linalg.solve(t.mT if trans in (1, 2, "T", "C") else t, b)
-

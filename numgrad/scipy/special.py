@@ -74,4 +74,3 @@ def xlog1py(x, y) -> Tensor:
     """``x * log1p(y)``, 0 where ``x == 0`` (unless `y` is NaN); gradients as `xlogy`'s."""
     x, y = _tensors([x, y], "xlog1py")
     return x * where((x == 0) & (y <= -1), 0, y).log1p()
-
