@@ -33,13 +33,9 @@ def hmm(xp, steps: int = 100, states: int = 5, symbols: int = 4):
     rng = np.random.default_rng(0)
     observed = rng.integers(0, symbols, steps)
 
-    def log_softmax(a):
-        top = a.max(axis=1, keepdims=True)
-        return a - top - xp.log(xp.exp(a - top).sum(axis=1, keepdims=True))
-
     def loss(logits):
-        trans = log_softmax(logits[:, :states])
-        emit = log_softmax(logits[:, states:])
+        trans = _log_softmax(xp, logits[:, :states])
+        emit = _log_softmax(xp, logits[:, states:])
         alpha = emit[:, observed[0]] - np.log(states)
         for t in range(1, steps):
             a = alpha[:, None] + trans
