@@ -20,7 +20,7 @@ def target_name(device_type: str) -> str:
     that ``NUMGRAD_CPU_KERNELS`` chooses the CPU's."""
     if device_type != "cpu":
         return device_type
-    mode = os.environ.get("NUMGRAD_CPU_KERNELS", "numba")
+    mode = os.environ.get("NUMGRAD_CPU_KERNELS", "tiered")
     if mode not in CPU_KERNELS:
         raise ValueError(f"NUMGRAD_CPU_KERNELS={mode!r}; expected one of "
                          f"{', '.join(map(repr, CPU_KERNELS))}")

@@ -4,14 +4,22 @@ bill.
 ``NUMGRAD_TEST_DEVICE=cuda`` runs the tests on the CUDA target: every creation
 function without a device then makes CUDA tensors (with ``NUMBA_ENABLE_CUDASIM=1``,
 in Numba's simulator), and the same assertions against NumPy hold there.
+
+The suite's CPU kernels are compiled in the foreground (``NUMGRAD_CPU_KERNELS=numba``)
+unless the environment names another mode: its assertions count compiles and compare
+results bit for bit between runs, which the default mode (``tiered``: interpreted until
+the worker has compiled a kernel, SPEC §7) leaves to timing. `tests/test_tiered.py`
+tests the default in processes of its own; `.ci/run` runs the suite in the other modes.
 """
 
 import os
 
-import pytest
-from hypothesis import HealthCheck, settings
+os.environ.setdefault("NUMGRAD_CPU_KERNELS", "numba")  # (before numgrad reads it)
 
-import numgrad as ng
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import numgrad as ng  # noqa: E402
 
 ng.set_default_device(os.environ.get("NUMGRAD_TEST_DEVICE", "cpu"))
 

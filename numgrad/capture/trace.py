@@ -101,6 +101,23 @@ class Trace:
             fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
                      if ref[0] == FIXED} if plan else {}
             self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed, fixed)
+        #: what preparing the plan again needs, while it is not prepared (its kernels
+        #: were not compiled yet: the tiered target), and the replays so far
+        self.unprepared = (needed, fixed) if plan and not self.prepared else None
+        self.replays = 0
+
+    def _run(self, sources: list) -> list:
+        """Run the plan step by step; a plan that could not be prepared because its
+        kernels were not compiled yet (tiered) is prepared again at its 4th, 8th,
+        16th... replay (as `prepared.run_reused` does)."""
+        self.replays += 1
+        if self.unprepared is None or self.replays < 4 or self.replays & (self.replays - 1):
+            return run(self.plan, sources)
+        spy: list = []
+        arrays = run(self.plan, sources, spy)
+        self.prepared = PreparedPlan.build(self.plan, arrays, spy, *self.unprepared)
+        self.unprepared = None if self.prepared else self.unprepared
+        return arrays
 
     def matches(self) -> bool:
         """Whether the captured tensors are as they were at the trace."""
@@ -127,7 +144,7 @@ class Trace:
                 if self.prepared and self.prepared.matches(sources):
                     arrays = self.prepared.run(sources)
                 else:
-                    arrays = run(self.plan, sources)
+                    arrays = self._run(sources)
         results = [_resolve(r, bound, arrays) for r in self.results]
         values = [None if ref is None else _resolve(ref, bound, arrays)
                   for _, _, ref in self.effects]

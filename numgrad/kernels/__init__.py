@@ -4,12 +4,12 @@ A *target* is one module of this package, found by name (``numgrad.kernels.<name
 nothing else lists targets. The engine calls only the names below, so a module that
 provides them is a target. Four exist:
 
-- `numgrad.kernels.cpu`: NumPy arrays, Numba-compiled loops (``NUMGRAD_CPU_KERNELS=numba``,
-  the default for the ``'cpu'`` device);
+- `numgrad.kernels.cpu`: NumPy arrays, Numba-compiled loops (``NUMGRAD_CPU_KERNELS=numba``);
 - `numgrad.kernels.interpreter`: NumPy arrays, every `Program` interpreted with NumPy
   ufuncs, nothing compiled (``NUMGRAD_CPU_KERNELS=numpy``);
-- `numgrad.kernels.tiered`: the interpreter until the CPU kernel, compiled in a
-  background thread, is ready (``NUMGRAD_CPU_KERNELS=tiered``);
+- `numgrad.kernels.tiered`: the interpreter until the CPU kernel, compiled by a worker
+  process, is ready (``NUMGRAD_CPU_KERNELS=tiered``, the default for the ``'cpu'``
+  device);
 - `numgrad.kernels.cuda`: Numba device arrays and ``numba.cuda`` kernels.
 
 Buffers are the target's own arrays and are never mutated once computed: the engine

@@ -65,7 +65,7 @@ def lookup(key: tuple, source: Callable[[], str], name: str = "kernel") -> Calla
             digest = hashlib.sha256(f"{FORMAT_VERSION}|{key!r}|{text}".encode()).hexdigest()
             digest = digest[:32]
             path = _write(f"k_{digest}", text)
-            kernel = _memory[key] = _import(path, text, f"numgrad_kernel_{digest}", name)
+            kernel = _memory[key] = load_module(path, text, f"numgrad_kernel_{digest}", name)
     return kernel
 
 
@@ -179,9 +179,10 @@ class _SourceLoader(importlib.machinery.SourceFileLoader):
         return compile(self.text, self.path, "exec", dont_inherit=True)
 
 
-def _import(path: Path, text: str, module_name: str, name: str) -> Callable:
-    # Registered in sys.modules, so Numba can find the module again when it
-    # unpickles the cached machine code.
+def load_module(path: Path, text: str, module_name: str, name: str) -> Callable:
+    """`name` from the kernel module `module_name` at `path`, imported from `text` (the
+    compile worker imports the parent's modules so). Registered in `sys.modules`, so
+    Numba can find the module again when it unpickles the cached machine code."""
     loader = _SourceLoader(module_name, str(path), text)
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)

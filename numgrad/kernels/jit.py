@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numba
+from numba.core.compiler_lock import global_compiler_lock
 
 from numgrad.kernels import COMPILED, DISK, HIT, cache
 
@@ -41,6 +42,27 @@ def launch(kernel, call: Callable[[], None], compile_state: Callable, source_fil
         return DISK
     logging.getLogger("numgrad").debug("compiled kernel %s", source_file)
     return COMPILED
+
+
+def load(kernel, signature: tuple) -> bool:
+    """Load `kernel`'s machine code for `signature` (Numba types) from the disk cache,
+    never compiling: whether it is there now. (What `Dispatcher.compile` does before it
+    compiles; Numba has no public call for it. Damaged machine code is dropped.)"""
+    with global_compiler_lock:
+        if signature in kernel.overloads:
+            return True
+        try:
+            loaded = kernel._cache.load_overload(signature, kernel.targetctx)
+        except Exception:
+            forget_compiled(kernel.py_func.__code__.co_filename)
+            return False
+        if loaded is None:
+            return False
+        kernel._cache_hits[signature] += 1
+        kernel.targetctx.insert_user_function(loaded.entry_point, loaded.fndesc,
+                                              [loaded.library])
+        kernel.add_overload(loaded)
+        return True
 
 
 def forget_compiled(source_file: str) -> None:

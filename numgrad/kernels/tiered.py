@@ -1,41 +1,45 @@
-"""The tiered CPU target (``NUMGRAD_CPU_KERNELS=tiered``, SPEC §7): a kernel not yet in
-memory runs on the NumPy interpreter while a background thread compiles it with Numba
-(or loads it from the disk cache); once it is ready, launches run it.
+"""The tiered CPU target, numgrad's default (SPEC §7): a kernel the disk cache holds is
+loaded at its first launch (a few milliseconds); one it does not is run on the NumPy
+interpreter while a worker process compiles it into the disk cache
+(`numgrad.kernels.compile_worker`), and loaded at the first launch after that.
 
-So a new program's first results come at the interpreter's speed, with no compile in
-the way, and a loop switches to compiled kernels as they become ready. The thread
-also imports Numba and the CPU target (a third of a second) first. Buffers and
-movements are the CPU's; launches choose the CPU target's loop skeleton themselves,
-so the two tiers run the same launches and only who runs the program differs.
+So a new program's first results come at the interpreter's speed with no compile in
+the way, a known program's at compiled speed, and a loop switches to compiled kernels
+as they become ready. The compiler runs in a process rather than a thread: Numba's
+compiler holds the GIL, so in a thread it slowed the user's loop as much as it
+compiled (`docs/design.md`). A thread imports Numba and the CPU target (a third of a
+second) first; launches meanwhile are interpreted. Buffers and movements are the CPU's;
+launches choose the CPU target's loop skeleton themselves, so the two tiers run the
+same launches and only who runs the program differs.
 """
 
 from __future__ import annotations
 
-import atexit
 import importlib
-import logging
 import os
-import queue
+import sys
 import threading
 
-from numgrad.kernels import COMPILED, DISK, HIT, interpreter
+from numgrad.kernels import DISK, HIT, compile_worker, interpreter
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
 
 #: this target in kernel cache keys (its compiled kernels are the CPU target's own)
 key = "tiered"
 
-_cpu = None  # numgrad.kernels.cpu, once the background thread has imported it
+_cpu = None  # numgrad.kernels.cpu, once the thread has imported it
 _import_error: Exception | None = None  # why the thread could not import it (raised by launches)
 #: launches before that, by (program, shape): their outputs, inputs and arguments
 _early: dict[tuple, tuple] = {}
-_compiles: queue.SimpleQueue = queue.SimpleQueue()
-_started: set[int] = set()  # compiled kernels (by id) sent to the background thread
-#: how the thread obtained each kernel: reported by the first launch that runs it
+#: kernels (by id) sent to the worker: the signature it compiles
+_sent: dict[int, tuple] = {}
+#: the worker's answers, by kernel: `compile_worker.COMPILED`, `DISK` or `FAILED`
+_answers: dict[int, str] = {}
+#: how kernels loaded away from their launches were obtained: reported by the first
+#: launch that runs each
 _obtained: dict[int, str] = {}
-_done: set[int] = set()  # those it has finished with (compiled, or failed to)
 _idle = threading.Condition()
-_stopping = False
+_worker: compile_worker.Worker | None = None  # started by the first kernel sent
 
 
 def variant(program: Program, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -55,35 +59,35 @@ def kernel(program: Program, variant: tuple[int, ...]) -> Program:
 
 
 def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
-    """Run the compiled kernel if it is ready; otherwise have it compiled (or loaded
-    from the disk cache, which also takes a while) in the background, and interpret
-    the program now."""
+    """Run the compiled kernel if it is loaded, or can be from the disk cache;
+    otherwise have the worker compile it, and interpret the program now."""
     program, cpu = kernel, _cpu
-    if cpu is None:  # still importing: the thread queues it when it is done
+    if cpu is None:  # still importing: the thread sends it when it is done
         with _idle:
             if _import_error is not None:
                 raise _import_error
             if _cpu is None:
                 _early.setdefault((program, tuple(shape)), (outs, inputs, args))
-            _ensure_worker()
-    else:
+                if not _importer.is_alive():
+                    _importer.start()
+            cpu = _cpu
+    if cpu is not None:
         loops = cpu.variant(program, shape)
         compiled = cpu.kernel(program, loops)  # writes its source; compiles nothing
-        if compiled.overloads or id(compiled) in _done:
-            # (a failed background compile fails again here, and raises)
-            how = cpu.launch(compiled, loops, outs, shape, inputs, args)
-            return _obtained.pop(id(compiled), how) if how == HIT else how
-        if id(compiled) not in _started:
-            with _idle:
-                _send(compiled, (outs, shape, inputs, args))
+        how = HIT if compiled.overloads else _obtain(cpu, compiled, loops,
+                                                     (outs, shape, inputs, args))
+        if how is not None:
+            # (a kernel the worker failed to compile compiles here, and raises)
+            ran = cpu.launch(compiled, loops, outs, shape, inputs, args)
+            return _obtained.pop(id(compiled), how) if ran == HIT else ran
     interpreted = interpreter.kernel(program, interpreter.ARRAYS)
     return interpreter.launch(interpreted, interpreter.ARRAYS, outs, shape, inputs, args)
 
 
 def compiled(program: Program, shape: tuple[int, ...]):
     """The CPU target's compiled kernel of `program` over `shape` and its variant, once
-    the background thread has compiled it; else None. (Prepared plans call compiled
-    kernels directly: `numgrad.engine.prepared`.)"""
+    it is loaded; else None. (Prepared plans call compiled kernels directly:
+    `numgrad.engine.prepared`.)"""
     cpu = _cpu
     if cpu is None:
         return None
@@ -93,42 +97,70 @@ def compiled(program: Program, shape: tuple[int, ...]):
 
 
 def wait() -> None:
-    """Block until the CPU target is imported and every compile sent to the background
-    thread has finished."""
+    """Block until the CPU target is imported and the worker has answered for every
+    kernel sent to it (the next launch of each then runs it compiled)."""
     with _idle:
-        _idle.wait_for(lambda: (_cpu is not None or not _worker.is_alive())
-                       and _started <= _done)
+        _idle.wait_for(lambda: (_cpu is not None or not _importer.is_alive())
+                       and _answers.keys() >= _sent.keys())
 
 
 def pending() -> int:
-    """The number of kernels launched and not compiled (or loaded) yet, nor failed to:
-    `wait` waits for them."""
+    """The number of kernels launched and neither loaded nor answered for yet: `wait`
+    waits for them."""
     with _idle:
-        return len(_early) + len(_started - _done)
+        return len(_early) + len(_sent.keys() - _answers.keys())
 
 
-def _send(compiled, launch_args: tuple) -> None:
-    """Send `compiled` to the background thread, for the argument types of the launch
-    whose outputs, shape, inputs and arguments are `launch_args` (call with `_idle`
-    held)."""
-    import numba  # imported with the CPU target
+def _obtain(cpu, compiled, loops, launch_args: tuple) -> str | None:
+    """How `compiled`, not loaded yet, can run now: loaded from the disk cache
+    (`DISK`), compiled by the worker (its answer), or to be compiled here (the worker
+    failed); None while the worker is at it."""
+    with _idle:
+        answer = _answers.get(id(compiled))
+        if id(compiled) not in _sent:
+            signature = _signature(cpu, loops, launch_args)
+            if cpu.jit.load(compiled, signature):
+                return DISK
+            _send(compiled, signature)
+            return None
+        if answer is None:
+            return None
+        if answer != compile_worker.FAILED and cpu.jit.load(compiled, _sent[id(compiled)]):
+            return answer
+        return compile_worker.COMPILED  # (here, by the launch)
 
-    if id(compiled) not in _started:
-        _started.add(id(compiled))
-        outs, shape, inputs, args = launch_args
-        call = (*outs, shape, numba.get_num_threads(), *inputs, *args)
-        _compiles.put((compiled, tuple(numba.typeof(a) for a in call)))
-        _ensure_worker()
+
+def _signature(cpu, loops, launch_args: tuple) -> tuple:
+    """The Numba types of the kernel call that launches `launch_args` make."""
+    outs, shape, inputs, args = launch_args
+    call = (*outs, shape, cpu.threads(loops), *inputs, *args)
+    return tuple(cpu.numba.typeof(a) for a in call)
 
 
-def _ensure_worker() -> None:
-    if not _worker.is_alive():
-        _worker.start()
+def _send(compiled, signature: tuple) -> None:
+    """Send `compiled` to the worker (call with `_idle` held)."""
+    global _worker
+    code = compiled.py_func
+    module = sys.modules[code.__module__]
+    _sent[id(compiled)] = signature
+    try:
+        if _worker is None:
+            _worker = compile_worker.Worker(_answer)
+        _worker.send(id(compiled), (code.__code__.co_filename, module.__loader__.text,
+                                    code.__module__, code.__name__), signature)
+    except OSError:  # no process could be started: the next launch compiles it
+        _answers[id(compiled)] = compile_worker.FAILED
 
 
-def _work() -> None:
-    """The background thread: import the CPU target and queue the kernels launched
-    meanwhile, then compile what is sent, in order."""
+def _answer(job: int, how: str) -> None:
+    with _idle:
+        _answers[job] = how
+        _idle.notify_all()
+
+
+def _import_cpu() -> None:
+    """The thread: import the CPU target, then load or send the kernels launched
+    meanwhile."""
     global _cpu, _import_error
     try:
         cpu = importlib.import_module("numgrad.kernels.cpu")
@@ -139,50 +171,37 @@ def _work() -> None:
         return
     with _idle:
         for (program, shape), (outs, inputs, args) in _early.items():
-            compiled = cpu.kernel(program, cpu.variant(program, shape))
-            _send(compiled, (outs, shape, inputs, args))
+            loops = cpu.variant(program, shape)
+            compiled = cpu.kernel(program, loops)
+            if not compiled.overloads and id(compiled) not in _sent:
+                signature = _signature(cpu, loops, (outs, shape, inputs, args))
+                if cpu.jit.load(compiled, signature):
+                    _obtained[id(compiled)] = DISK
+                else:
+                    _send(compiled, signature)
         _early.clear()  # (their arrays are not kept)
         _cpu = cpu
         _idle.notify_all()
-    while True:
-        compiled, signature = _compiles.get()
-        if not _stopping:
-            disk_before = cpu.compile_state(compiled)[1]
-            try:
-                with cpu.vector_width.wide:
-                    compiled.compile(signature)
-            except Exception as error:  # the compiled tier's next launch raises it
-                logging.getLogger("numgrad").debug("background compile failed: %s", error)
-            else:
-                loaded = cpu.compile_state(compiled)[1] > disk_before
-                _obtained[id(compiled)] = DISK if loaded else COMPILED
-        with _idle:
-            _done.add(id(compiled))
-            _idle.notify_all()
 
 
-def _stop() -> None:
-    """At exit: finish the compile under way (its machine code is being saved), skip
-    the rest."""
-    global _stopping
-    _stopping = True
-    with _idle:
-        _idle.wait_for(lambda: _started <= _done)
-
-
-def _new_worker() -> threading.Thread:
-    return threading.Thread(target=_work, name="numgrad-compile", daemon=True)
+def _new_importer() -> threading.Thread:
+    return threading.Thread(target=_import_cpu, name="numgrad-import", daemon=True)
 
 
 def _after_fork() -> None:
-    """In a forked child, which has no background thread: new locks, queue and thread;
-    kernels the parent had not finished with are compiled again when launched here."""
-    global _compiles, _idle, _worker
-    _compiles, _idle, _worker = queue.SimpleQueue(), threading.Condition(), _new_worker()
-    _started.intersection_update(_done)
+    """In a forked child: new locks and no worker (its own starts when it sends a
+    kernel; the parent's copy of the pipe closes here, so the parent's worker still
+    stops when the parent exits); kernels not answered for are sent again."""
+    global _idle, _importer, _worker
+    if _worker is not None:
+        _worker.close()
+    _idle, _worker = threading.Condition(), None
+    if _cpu is None:
+        _importer = _new_importer()
+    for job in _sent.keys() - _answers.keys():
+        del _sent[job]
     _early.clear()
 
 
-_worker = _new_worker()  # started by the first launch that needs it
-atexit.register(_stop)
+_importer = _new_importer()  # started by the first launch
 os.register_at_fork(after_in_child=_after_fork)
