@@ -316,3 +316,29 @@ def test_a_jitted_step_traced_before_its_kernels_compiled_is_prepared_later(tmp_
     replayed = json.loads(_python(JIT, tmp_path))
     first = next(i for i, n in enumerate(replayed) if n)
     assert first <= 10 and replayed[first:] == list(range(1, 41 - first))
+
+
+MANY = textwrap.dedent("""
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import tiered
+
+    x = ng.tensor(np.linspace(0, 1, 30))
+    x.sum().item()
+    tiered.wait()  # the CPU target imported
+    for k in range(1, 81):  # 80 kernel structures: more than the worker's pipe holds
+        y = x
+        for j in range(k):
+            y = y.sin() if j % 2 else y * 1.5
+        y.sum().item()
+    print(tiered.pending())
+""")
+
+
+def test_sending_many_kernels_never_waits_for_the_worker(tmp_path):
+    """The jobs are written to the worker by a thread: a launch that wrote its job
+    itself (holding the target's lock) waited, once the pipe was full, until the worker
+    had compiled enough to read it (the RK4 loss's first call took 16 s, not 0.3 s).
+    Compiling 80 kernels takes seconds, interpreting them milliseconds: most are still
+    pending when the loop ends."""
+    assert int(_python(MANY, tmp_path)) >= 60

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import subprocess
 import sys
 import threading
@@ -28,7 +29,9 @@ COMPILED, DISK, FAILED = "compiled", "disk", "failed"
 class Worker:
     """The parent's handle on one worker process: `send` jobs, `answered(job, how)`
     called (from a thread) for each answer, and for every job still owed if the
-    worker dies."""
+    worker dies. A thread writes the jobs: the pipe holds a few of them, and the
+    worker reads the next only when it has compiled the last, so a caller that
+    wrote them itself would wait for the compiles."""
 
     def __init__(self, answered: Callable[[int, str], None]):
         import numgrad
@@ -36,32 +39,45 @@ class Worker:
         root = str(Path(numgrad.__file__).resolve().parent.parent)
         path = os.environ.get("PYTHONPATH")
         env = dict(os.environ, PYTHONPATH=root if not path else f"{root}{os.pathsep}{path}")
-        self._answered, self._owed = answered, set()
+        self._answered = answered
+        #: the jobs not answered for yet; None once the worker has exited
+        self._owed: set[int] | None = set()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
         self._process = subprocess.Popen(
             [sys.executable, "-m", "numgrad.kernels.compile_worker"], env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             start_new_session=True)  # (a Ctrl-C in the terminal is the user's process's)
-        self._lock = threading.Lock()
+        threading.Thread(target=self._write, name="numgrad-compile-jobs", daemon=True).start()
         threading.Thread(target=self._read, name="numgrad-compile-answers",
                          daemon=True).start()
 
     def send(self, job: int, module: tuple[str, str, str, str], signature: tuple) -> None:
         """Have the worker compile the kernel `name` of `module` (path, text, module
-        name, function name) for `signature` (Numba types)."""
+        name, function name) for `signature` (Numba types). Returns at once."""
         with self._lock:
-            self._owed.add(job)
-            try:
-                pickle.dump((job, module, signature), self._process.stdin)
-                self._process.stdin.flush()
-            except OSError:  # the worker is gone: the reader answers for what it owed
-                pass
+            gone = self._owed is None
+            if not gone:
+                self._owed.add(job)
+                self._jobs.put((job, module, signature))
+        if gone:
+            self._answered(job, FAILED)
 
     def close(self) -> None:
-        """Close the worker's input: it finishes the compile under way and exits."""
+        """Close the worker's input (this process's copy of it)."""
         try:
             self._process.stdin.close()
         except OSError:
             pass
+
+    def _write(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                pickle.dump(job, self._process.stdin)
+                self._process.stdin.flush()
+            except (OSError, ValueError):  # the worker is gone (or the pipe closed):
+                return  # the reader answers for what it owed
 
     def _read(self) -> None:
         for line in self._process.stdout:
@@ -70,7 +86,7 @@ class Worker:
                 self._owed.discard(int(job))
             self._answered(int(job), how)
         with self._lock:  # the worker exited: nothing more comes
-            owed, self._owed = self._owed, set()
+            owed, self._owed = self._owed, None
         for job in owed:
             self._answered(job, FAILED)
 
