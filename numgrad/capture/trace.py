@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import gc
 
-from numgrad import engine, tracing
+from numgrad import engine, kernels, tracing
 from numgrad.capture import tree
 from numgrad.engine.launch import run
-from numgrad.engine.prepared import PreparedPlan
+from numgrad.engine.prepared import PreparedPlan, try_again
 from numgrad.engine.realize import LOCK
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
@@ -102,16 +102,15 @@ class Trace:
                      if ref[0] == FIXED} if plan else {}
             self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed, fixed)
         #: what preparing the plan again needs, while it is not prepared (its kernels
-        #: were not compiled yet: the tiered target), and the replays so far
+        #: were not compiled yet: the tiered target), and its tries (`try_again`)
         self.unprepared = (needed, fixed) if plan and not self.prepared else None
-        self.replays = 0
+        self.tries = {"runs": 1, "tried": kernels.newly_compiled}
 
     def _run(self, sources: list) -> list:
         """Run the plan step by step; a plan that could not be prepared because its
-        kernels were not compiled yet (tiered) is prepared again at its 4th, 8th,
-        16th... replay (as `prepared.run_reused` does)."""
-        self.replays += 1
-        if self.unprepared is None or self.replays < 4 or self.replays & (self.replays - 1):
+        kernels were not compiled yet (tiered) is prepared again when
+        `prepared.try_again` says."""
+        if self.unprepared is None or not try_again(self.tries):
             return run(self.plan, sources)
         spy: list = []
         arrays = run(self.plan, sources, spy)

@@ -32,7 +32,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from numgrad import remembering
+from numgrad import kernels, remembering
 from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
@@ -458,19 +458,30 @@ def run_reused(plan: Schedule, sources: list) -> list:
     """Run `plan` over `sources` (as `launch.run`). A plan run again (a schedule the
     cache of schedules gave back, with new constants) is prepared at its second run
     and replayed after that, while its sources are laid out as they were then. A plan
-    whose kernels are not compiled functions yet (``tiered``) is tried again at its
-    4th, 8th, 16th... run."""
+    that could not be prepared is tried again (`try_again`)."""
     if not remembering.ON:
         return run(plan, sources)
     memo = plan.memo
-    runs = memo["runs"] = memo.get("runs", 0) + 1
     prepared = memo.get("prepared")
     if prepared is not None:
         return prepared.run(sources, plan) if prepared.matches(sources) else \
             run(plan, sources)
-    if runs < 2 or runs & (runs - 1):
+    if not try_again(memo):
         return run(plan, sources)
     spy: list = []
     arrays = run(plan, sources, spy)
     memo["prepared"] = PreparedPlan.build(plan, arrays, spy, set(range(len(plan.slots))), {})
     return arrays
+
+
+def try_again(memo: dict) -> bool:
+    """Whether a plan not prepared yet, whose tries are counted in `memo`, is prepared
+    at this run: its 2nd, 4th, 8th ... run, and any run after kernels became compiled
+    since its last try (`numgrad.kernels.newly_compiled`: the tiered target's, once
+    its worker compiled them)."""
+    runs = memo["runs"] = memo.get("runs", 0) + 1
+    compiled = kernels.newly_compiled
+    if runs < 2 or runs & (runs - 1) and memo.get("tried", compiled) == compiled:
+        return False
+    memo["tried"] = compiled
+    return True

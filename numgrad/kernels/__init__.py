@@ -38,6 +38,12 @@ from numgrad.kernels.codegen import Program
 #: compiled now, or run by an interpreter (nothing compiled).
 HIT, DISK, COMPILED, INTERPRETED = "hit", "disk", "compiled", "interpreted"
 
+#: How many kernels became compiled functions after launches had run them otherwise
+#: (the tiered target's, loaded once its worker compiled them). A plan that could not
+#: be prepared because its kernels were not compiled is tried again when this changed
+#: (`numgrad.engine.prepared.try_again`).
+newly_compiled = 0
+
 Array = Any  # a target's buffer type: np.ndarray on the CPU, a device array on CUDA
 
 

@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 
+from numgrad import kernels as _kernels
 from numgrad.kernels import DISK, HIT, compile_worker, interpreter
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
@@ -77,6 +78,8 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
         how = HIT if compiled.overloads else _obtain(cpu, compiled, loops,
                                                      (outs, shape, inputs, args))
         if how is not None:
+            if how is not HIT:
+                _kernels.newly_compiled += 1
             # (a kernel the worker failed to compile compiles here, and raises)
             ran = cpu.launch(compiled, loops, outs, shape, inputs, args)
             return _obtained.pop(id(compiled), how) if ran == HIT else ran
@@ -177,6 +180,7 @@ def _import_cpu() -> None:
                 signature = _signature(cpu, loops, (outs, shape, inputs, args))
                 if cpu.jit.load(compiled, signature):
                     _obtained[id(compiled)] = DISK
+                    _kernels.newly_compiled += 1
                 else:
                     _send(compiled, signature)
         _early.clear()  # (their arrays are not kept)
