@@ -13,6 +13,8 @@ from numgrad import kernels
 
 #: How the CPU runs kernel programs (SPEC §7): the target module of each mode.
 CPU_KERNELS = {"numba": "cpu", "numpy": "interpreter", "tiered": "tiered"}
+#: The mode where ``NUMGRAD_CPU_KERNELS`` names none.
+DEFAULT_CPU_KERNELS = "tiered"
 
 
 def target_name(device_type: str) -> str:
@@ -20,7 +22,7 @@ def target_name(device_type: str) -> str:
     that ``NUMGRAD_CPU_KERNELS`` chooses the CPU's."""
     if device_type != "cpu":
         return device_type
-    mode = os.environ.get("NUMGRAD_CPU_KERNELS", "tiered")
+    mode = os.environ.get("NUMGRAD_CPU_KERNELS", DEFAULT_CPU_KERNELS)
     if mode not in CPU_KERNELS:
         raise ValueError(f"NUMGRAD_CPU_KERNELS={mode!r}; expected one of "
                          f"{', '.join(map(repr, CPU_KERNELS))}")

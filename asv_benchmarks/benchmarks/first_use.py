@@ -13,11 +13,12 @@ they run a new function, in a new process with an empty kernel cache.
   built on it.
 
 The CPU kernel mode is the environment's (``NUMGRAD_CPU_KERNELS``, numgrad's default
-where it is not set) unless `run_cold` is given one. For each cell the report has the
-first call's wall time and the time from the end of that call to the end of the first
-call that ran within `FAST` times the cell's steady time, the least time of its calls
-(`settle`: calls go on until every kernel the call launches runs compiled, or, on the
-interpreter-only target, for a short window; at most `SETTLE` seconds).
+where it is not set: `benchmarks.ENVIRONMENT_MODE`) unless `run_cold` is given one.
+For each cell the report has the first call's wall time and the time from the end of
+that call to the end of the first call that ran within `FAST` times the cell's steady
+time, the least time of its calls (`settle`: calls go on until every kernel the call
+launches runs compiled, or, on the interpreter-only target, for a short window; at
+most `SETTLE` seconds).
 
 (No ``time_``/``track_`` names here: asv would take them for benchmarks.)
 """
@@ -274,14 +275,20 @@ print(json.dumps(cold_report(**{kwargs!r})))
 def run_cold(mode: str | None = None, timeout: float | None = None, **kwargs) -> dict:
     """`cold_report(**kwargs)` in a new process with an empty kernel cache (a temporary
     folder, removed after), its CPU kernel mode ``NUMGRAD_CPU_KERNELS=mode`` if given
-    (else the environment's): the report, with the process's wall time (``process_s``:
-    interpreter start to exit, including any wait for background work at exit)."""
+    (else the environment's, `ENVIRONMENT_MODE`, else numgrad's default): the report,
+    with the process's wall time (``process_s``: interpreter start to exit, including
+    any wait for background work at exit)."""
+    from numgrad.device import DEFAULT_CPU_KERNELS
+
+    from . import ENVIRONMENT_MODE
+
+    # (named always: the process imports this package, which pins numba where no mode
+    # is named)
+    mode = mode or ENVIRONMENT_MODE or DEFAULT_CPU_KERNELS
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = textwrap.dedent(SCRIPT.format(root=root, kwargs=kwargs))
     with tempfile.TemporaryDirectory(prefix="numgrad-first-use-") as cache:
-        env = dict(os.environ, NUMGRAD_CACHE_DIR=cache)
-        if mode is not None:
-            env["NUMGRAD_CPU_KERNELS"] = mode
+        env = dict(os.environ, NUMGRAD_CACHE_DIR=cache, NUMGRAD_CPU_KERNELS=mode)
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                               text=True, timeout=timeout)
@@ -290,6 +297,6 @@ def run_cold(mode: str | None = None, timeout: float | None = None, **kwargs) ->
         raise RuntimeError(f"cold_report({kwargs}) in mode {mode} failed "
                            f"(exit code {done.returncode}):\n{done.stderr[-4000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    report["mode"] = mode or os.environ.get("NUMGRAD_CPU_KERNELS") or "default"
+    report["mode"] = mode
     report["process_s"] = took
     return report
