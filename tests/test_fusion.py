@@ -13,6 +13,12 @@ import numpy as np
 import pytest
 
 import numgrad as ng
+from numgrad import lazy, primitives
+from numgrad.autograd.backward import run_backward
+from numgrad.engine.lowering import MAX_KERNEL_ARRAYS
+from numgrad.engine.schedule import schedule
+from numgrad.engine.steps import Launch
+from numgrad.kernels import cache
 
 rng = np.random.default_rng(0)
 
@@ -83,6 +89,97 @@ def test_rerun_compiles_nothing_and_keys_are_structural(numba_cpu):
         program(ng.tensor(rng.standard_normal(10**6 + 3)), 0.5).numpy()
     assert rec.kernels_compiled == 0 and rec.disk_hits == 0
     assert rec.cache_hits == rec.kernels_launched == 4
+
+
+def weight_used(n: int, shape: tuple[int, int, int] = (3, 4, 2)):
+    """A weight used `n` times, each time through a matmul, so that each of its
+    gradient's `n` terms is an array of its own: the weight, the loss, and the
+    gradient by NumPy."""
+    data = np.random.default_rng(37)
+    rows, inner, cols = shape
+    x, w = data.standard_normal((rows, inner)), data.standard_normal((inner, cols))
+    scales = 1.0 + np.arange(n) / n
+
+    def loss(w):
+        xt, total = ng.tensor(x), 0.0
+        for c in scales:
+            total = total + ((xt * float(c)) @ w).tanh().sum()
+        return total
+
+    want = sum(c * x.T @ (1 - np.tanh(c * x @ w) ** 2) for c in scales)
+    return ng.tensor(w, requires_grad=True), loss, want
+
+
+def kernels(plan) -> tuple[list[int], set]:
+    """Each launch's arrays (read or written), and the distinct programs launched."""
+    launches = [s for s in plan.steps if isinstance(s, Launch)]
+    return [len(s.inputs) + len(s.outputs) + len(s.tables) for s in launches], \
+        {s.program for s in launches}
+
+
+@pytest.fixture
+def one_graph(monkeypatch):
+    """A long loop recorded as one graph: not cut for depth, scalars not computed at once."""
+    monkeypatch.setattr(primitives, "MAX_DEPTH", 10**6)
+    monkeypatch.setattr(sys.modules["numgrad.autograd.backward"], "CUT_DEPTH", 10**6)
+    monkeypatch.setattr(lazy, "AT_ONCE", False)
+
+
+def test_a_value_used_800_times_sums_its_gradient_by_kernels_of_one_structure(one_graph):
+    # The terms were summed by kernels of up to 258 arrays (and of 1,600 under ng.jit:
+    # minutes of compiling); now by a chain of kernels that each add about 30 of them to
+    # the partial sum before it: the same programs for 400 and 800 uses, but the last.
+    programs = []
+    for n in (400, 800):
+        w, loss, want = weight_used(n)
+        (g,) = run_backward(loss(w), None, w, accumulate=False, retain_graph=False,
+                            create_graph=False)  # (ng.grad would compute it as a plan)
+        arrays, kinds = kernels(schedule([g._buf])[0])
+        assert max(arrays) <= MAX_KERNEL_ARRAYS
+        programs.append(kinds)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+    assert len(programs[0]) == len(programs[1]) <= 6
+    assert len(programs[1] - programs[0]) <= 2
+
+
+def test_a_value_used_800_times_compiles_as_many_kernels_as_400_uses(one_graph, numba_cpu,
+                                                                     monkeypatch):
+    # Each length in a fresh in-memory cache: every distinct program is looked up once,
+    # compiled or loaded from the disk cache. (The loss is computed too: its 800 terms
+    # are summed by pieces of a chain as well. Shapes of their own: no plan, schedule
+    # or backward recipe of another test is reused.)
+    looked_up = []
+    for n in (400, 800):
+        monkeypatch.setattr(cache, "_memory", {})
+        w, loss, want = weight_used(n, (2, 5, 3))
+        with ng.engine.record() as rec:
+            (g,) = ng.grad(loss(w), w)
+            np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+        looked_up.append(rec.kernels_compiled + rec.disk_hits)
+    assert looked_up[0] == looked_up[1] <= 12, looked_up
+
+
+def test_a_jitted_plan_of_a_value_used_800_times_keeps_kernels_narrow(monkeypatch):
+    # ng.jit's plan is final (merged whole where that stores nothing more): its kernels
+    # are bounded and repeat too.
+    plans = []
+
+    def final_schedule(targets, final=False):
+        plan, slots = schedule(targets, final)
+        plans.append(plan)
+        return plan, slots
+
+    monkeypatch.setattr(sys.modules["numgrad.capture.trace"], "schedule", final_schedule)
+    programs = []
+    for n in (400, 800):
+        w, loss, want = weight_used(n)
+        step = ng.jit(lambda w, loss=loss: ng.grad(loss(w), w)[0])
+        np.testing.assert_allclose(step(w).numpy(), want, rtol=1e-12)
+        arrays, kinds = kernels(plans[-1])
+        assert max(arrays) <= MAX_KERNEL_ARRAYS and len(arrays) > n // 32
+        programs.append(kinds)
+        np.testing.assert_allclose(step(w).numpy(), want, rtol=1e-12)  # a replay
+    assert len(programs[0]) == len(programs[1]) <= 6
 
 
 @pytest.mark.slow

@@ -67,7 +67,8 @@ def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):
     eager, _ = schedule([p._buf, g._buf])
     final, slots = schedule([p._buf, g._buf], final=True)
     assert len(final.slots) < len(eager.slots)
-    # (the eager plan's kernels stop merging at MAX_KERNEL_ARRAYS; a final plan's don't)
+    # (both stop merging at MAX_KERNEL_ARRAYS, but a final plan counts only the arrays it
+    # keeps: its kernels merge further)
     assert len(final.steps) <= len(eager.steps)
     arrays = run(final, [slots[s].realized for s in final.sources])
     got = [arrays[next(i for i, b in enumerate(slots) if b is t._buf)] for t in (p, g)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,9 +25,10 @@ FUSION = os.environ.get("NUMGRAD_FUSION", "1") != "0"
 #: Compile time grows with a kernel's size, so a group stops growing here; long
 #: repetitive chains are then cut into pieces of one structure, compiled once.
 MAX_KERNEL_OPS = 256
-#: Numba's compile time grows with a kernel's array arguments (about 40 ms each here:
-#: a kernel storing 504 values took 44 s) more than with its code, so kernels over one
-#: loop nest stop merging at this many arrays (`merge_siblings`), unless planned whole.
+#: Numba's compile time grows with a kernel's array arguments faster than linearly
+#: (docs/design.md: 0.14 s for 8, 0.35 s for 32, 2 s for 128, 16 s for 250), so no
+#: kernel reads and writes more than this many arrays: fusion groups are cut
+#: (`engine.width`) and kernels over one loop nest stop merging (`merge_siblings`).
 MAX_KERNEL_ARRAYS = 32
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
@@ -220,8 +221,15 @@ class Kernel:
                 if v or late} | {id(t) for t in self.tables}
 
 
+def arrays(kernel: Kernel) -> int:
+    """The arrays `kernel` reads or writes: its inputs, tables and outputs."""
+    return len(kernel.inputs) + len(kernel.tables) + len(kernel.stores) + \
+        (kernel.reduce is not None)
+
+
 def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_OPS,
-                   max_arrays: float = MAX_KERNEL_ARRAYS) -> list[Kernel | LazyBuffer]:
+                   max_arrays: int = MAX_KERNEL_ARRAYS, stored=None,
+                   cut: Set[int] = frozenset()) -> list[Kernel | LazyBuffer]:
     """Let kernels over the same loop nest run as one, with several outputs.
 
     `items` are kernels and the buffers that the target's functions compute (movements,
@@ -233,11 +241,17 @@ def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_O
 
     Kernels that may still host others are kept per loop nest, in order, so each
     kernel looks only at those from the last producer of what it reads on: the
-    first that has room (`max_ops` operations, `max_arrays` arrays read or written)
-    takes it.
+    first that has room (`max_ops` operations, `max_arrays` arrays read or written;
+    a final plan's outputs count as `stored` (`width.Stored`) says, an eager plan's
+    all) takes it.
+    The pieces of a group cut for its width (`cut`: their roots, by id) stay apart:
+    merged again, a sum of 800 terms would be one kernel of a new structure for each
+    length, rather than kernels of one structure.
     """
     merged: list[Kernel | LazyBuffer] = []
     made_by: dict[int, int] = {}  # buffer -> index in `merged` of what computes it
+    kept: dict[int, int] = {}  # kernel (index in `merged`) -> outputs that count
+    pieces: set[int] = set()  # kernels (indices in `merged`) holding a piece of a cut
     # (loop nest, device) -> indices of open kernels: all of them, those without a reduction
     hosts: dict[tuple, tuple[list[int], list[int]]] = {}
     for item in items:
@@ -246,24 +260,36 @@ def merge_siblings(items: list[Kernel | LazyBuffer], max_ops: int = MAX_KERNEL_O
             made_by[id(item)] = len(merged) - 1
             continue
         every, unreduced = hosts.setdefault((item.loop_shape, item.out.device), ([], []))
+        piece = is_piece(item, cut)
+        outputs = sum(stored is None or stored.counts(b) for b in item.outputs)
         host = _host(merged, unreduced if item.reduce else every, item, made_by, max_ops,
-                     max_arrays)
+                     max_arrays - outputs, kept, stored, pieces if piece else ())
         if host is None:
             merged.append(item)
             host = len(merged) - 1
+            kept[host] = outputs
             every.append(host)
             if not item.reduce:
                 unreduced.append(host)
         else:
+            kept[host] += outputs - _joined(merged[host], item, stored)
             merged[host].absorb(item)
             if item.reduce:
                 _close(unreduced, host)
             if len(merged[host].code) >= 2 * max_ops:  # full
                 _close(every, host)
                 _close(unreduced, host)
+        if piece:
+            pieces.add(host)
         for buf in item.outputs:
             made_by[id(buf)] = host
     return merged
+
+
+def is_piece(kernel: Kernel, cut: Set[int]) -> bool:
+    """Whether `kernel` (not merged yet) is a piece of a group cut for its width (`cut`:
+    the roots of the pieces, by id)."""
+    return id(kernel.out) in cut
 
 
 def _close(candidates: list[int], host: int) -> None:
@@ -273,27 +299,57 @@ def _close(candidates: list[int], host: int) -> None:
 
 
 def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, int],
-          max_ops: int, max_arrays: float):
-    """The first of `candidates` (indices in `merged`, increasing) that can compute
-    `item` too, or None: one that runs after everything `item` reads, or the last
-    producer of what it reads when that stores each such value and `item` reads
-    it at the loop's own index; and has room for its code and arrays."""
+          max_ops: int, max_arrays: int, kept: dict[int, int], stored,
+          apart: Set[int]):
+    """The first of `candidates` (indices in `merged`, increasing, none of `apart`) that
+    can compute `item` too, or None: one that runs after everything `item` reads, or
+    the last producer of what it reads when that stores each such value and `item`
+    reads it at the loop's own index; and has room for its code and for the arrays it
+    reads (`max_arrays`: what is left beside the outputs of `item` that count)."""
     reads = [*item.inputs, *item.tables]
     latest = max([made_by.get(id(b), -1) for b in reads], default=-1)
     for i in range(bisect.bisect_left(candidates, latest), len(candidates)):
         item.visits += 1
         h = candidates[i]
         k = merged[h]
-        if len(k.code) + len(item.code) > 2 * max_ops or len(k.inputs) + len(k.stores) + \
-                len(item.inputs) + len(item.stores) > max_arrays:
+        if len(k.code) + len(item.code) > 2 * max_ops or h in apart:
             continue
         if h == latest:
             irregular = item.irregular_reads()
             if not all(made_by.get(id(b)) != h or k.writes(b) and id(b) not in irregular
                        for b in reads):
                 continue
+        if len(k.inputs) + len(k.tables) + kept[h] + _new_reads(k, item) - \
+                _joined(k, item, stored, look=True) > max_arrays:
+            continue
         return h
     return None
+
+
+def _new_reads(host: Kernel, item: Kernel) -> int:
+    """The inputs and tables `item` would add to `host`'s (not those it shares, nor
+    `host`'s outputs read at the loop's own index: these are values there)."""
+    host._index()
+    index, stored = host._input_index, host._stored
+    return sum(not (not v and id(b) in stored) and (id(b), view_key(v), late) not in index
+               for b, v, late in zip(item.inputs, item.views, item.in_epilogue)) + \
+        sum(t not in host.tables for t in item.tables)
+
+
+def _joined(host: Kernel, item: Kernel, stored, look: bool = False) -> int:
+    """The outputs of `host` that stop counting when `item` joins it (`item` is the
+    last step to read them: `Stored.live`); unless `look`, `item` is then joining."""
+    if stored is None:
+        return 0
+    host._index()
+    freed = 0
+    for b in {id(b): b for b in item.inputs if id(b) in host._stored}.values():
+        n = stored.pending.get(id(b), 0)
+        if stored.live and n == 1 and id(b) not in stored.wanted and id(b) not in stored.fixed:
+            freed += 1
+        if not look and n:
+            stored.pending[id(b)] = n - 1
+    return freed
 
 
 def build_kernel(root: LazyBuffer, root_of, cheap_roots: set[int]) -> Kernel:

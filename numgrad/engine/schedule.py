@@ -16,10 +16,11 @@ cut.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from numgrad.arguments import holds_array
-from numgrad.engine import reuse
+from numgrad.engine import reuse, width
 from numgrad.engine.counters import DEBUG, count, log
 from numgrad.engine.lowering import (
     FUSION,
@@ -27,6 +28,7 @@ from numgrad.engine.lowering import (
     MAX_KERNEL_ARRAYS,
     MAX_KERNEL_OPS,
     Kernel,
+    arrays,
     build_kernel,
     gather_key,
     is_unit_reshape,
@@ -97,12 +99,56 @@ def schedule(targets: list[LazyBuffer], final: bool = False
         else:
             weight[id(buf)] = 0  # always computed into its own buffer first
     wanted = {id(t) for t in targets}
+    # A group that would read more than MAX_KERNEL_ARRAYS arrays is cut (`width.cuts`)
+    # and the graph placed again with those cuts: rare, so the check comes first. The
+    # cuts are found in the groups fusion makes without the bound on operations (cut
+    # from the consumers down, a full group makes a root of each of its sources). A
+    # final plan is checked once merged: the values only its own steps read then
+    # become values in registers where their readers join their producers (a scalar
+    # chain and its derivative: one kernel of 4 arrays, cut for width 25 kernels).
+
+    def place(forced: set[int], ops: float = max_ops):
+        return _groups(order, users, wanted, weight, ops, forced)
+
+    forced: set[int] = set()
+    root_of, cheap_roots = place(forced)
+    for rounds in itertools.count():
+        items = _kernels(order, root_of, cheap_roots)
+        merged = _merge_final(items, wanted, max_ops, forced) if FUSION and final else items
+        if not FUSION or _bounded(merged) or rounds == width.ROUNDS:
+            break
+        more = width.cuts(order, *place(forced, math.inf), MAX_KERNEL_ARRAYS - 1,
+                          max_ops) - forced
+        if not more:
+            break
+        forced |= more
+        root_of, cheap_roots = place(forced)
+    if FUSION and final and not _bounded(merged):  # its values counted while they wait
+        merged = _merge_final(_kernels(order, root_of, cheap_roots), wanted, max_ops,
+                              forced, live=True)
+    elif FUSION and not final:
+        merged = merge_siblings(items, max_ops, cut=forced)
+    items = merged
+    plan, bufs, constants, uploads = _freeze(items)
+    count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
+        item.visits for item in items if isinstance(item, Kernel)))
+    if not final:
+        reuse.remember(walk, plan, bufs, constants, uploads)
+    return plan, bufs
+
+
+def _groups(order, users, wanted, weight, max_ops, forced):
+    """Place every node of `order` (consumers first): the root of the group it is
+    computed in, INLINE, or itself (a root). Also returns the requested values that
+    are recomputed where they are used. `forced` nodes are roots (`width.cuts`)."""
     root_of: dict[int, object] = {}
     has_reduce: set[int] = set()  # kernels that already fold a reduction
     size: dict[int, int] = {}  # operations in each kernel so far
     for buf in reversed(order):
-        decision = _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight,
-                          size, max_ops)
+        decision = f"cut for width ({MAX_KERNEL_ARRAYS} arrays, {max_ops} operations)" \
+            if id(buf) in forced and id(buf) not in wanted and _fusible(buf, weight) \
+            else _place(buf, users[id(buf)].values(), wanted, root_of, has_reduce, weight,
+                        size, max_ops)
         if isinstance(decision, str):
             root_of[id(buf)] = buf
             size[id(buf)] = 1
@@ -117,23 +163,33 @@ def schedule(targets: list[LazyBuffer], final: bool = False
     # A requested value that is cheap is also recomputed where it is used, rather
     # than read back: its kernel and its consumers' can then run as one.
     cheap_roots = {id(b) for b in order if root_of[id(b)] is b and b.op.kind in ELEMENTWISE
-                   and weight[id(b)] <= RECOMPUTE_LIMIT}
+                   and weight[id(b)] <= RECOMPUTE_LIMIT and id(b) not in forced}
+    return root_of, cheap_roots
+
+
+def _kernels(order, root_of, cheap_roots) -> list[Kernel | LazyBuffer]:
+    """Each root of `order` in turn: its group's kernel, or itself (a call)."""
     items: list[Kernel | LazyBuffer] = []
     for buf in order:
         if root_of[id(buf)] is buf:
             kernel = buf.op.kind in ELEMENTWISE and buf.op.kind != CONST or \
                 buf.op.kind == REDUCE or gather_key(buf) is not None
             items.append(build_kernel(buf, root_of, cheap_roots) if kernel else buf)
-    items = merge_siblings(items, max_ops, math.inf if final else MAX_KERNEL_ARRAYS) \
-        if FUSION else items
-    if final:
-        _store_only_what_is_read(items, wanted)
-    plan, bufs, constants, uploads = _freeze(items)
-    count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
-        item.visits for item in items if isinstance(item, Kernel)))
-    if not final:
-        reuse.remember(walk, plan, bufs, constants, uploads)
-    return plan, bufs
+    return items
+
+
+def _merge_final(items, wanted, max_ops, cut, live=False):
+    """A final plan's kernels merged, storing only what is read later. Its outputs count
+    towards a kernel's arrays as `width.Stored` says: without `live`, those only its
+    own steps read are hoped to become values there (the caller checks)."""
+    merged = merge_siblings(items, max_ops, stored=width.Stored(items, wanted, live, cut),
+                            cut=cut)
+    _store_only_what_is_read(merged, wanted)
+    return merged
+
+
+def _bounded(items: list[Kernel | LazyBuffer]) -> bool:
+    return all(arrays(k) <= MAX_KERNEL_ARRAYS for k in items if isinstance(k, Kernel))
 
 
 def _store_only_what_is_read(items: list[Kernel | LazyBuffer], wanted: set[int]) -> None:
