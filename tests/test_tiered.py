@@ -342,3 +342,33 @@ def test_sending_many_kernels_never_waits_for_the_worker(tmp_path):
     Compiling 80 kernels takes seconds, interpreting them milliseconds: most are still
     pending when the loop ends."""
     assert int(_python(MANY, tmp_path)) >= 60
+
+
+UNUSABLE = textwrap.dedent("""
+    import warnings
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import tiered
+
+    x = ng.tensor(np.linspace(0, 1, 40))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x.sum().item()
+        tiered.wait()  # the CPU target imported
+        values = [(x.tanh() * 2).sum().item()]
+        tiered.wait()  # compiled by the worker, in the private folder
+        with ng.engine.record() as rec:
+            values.append((x.tanh() * 2).sum().item())
+    print(len([w for w in caught if "cannot use the kernel cache" in str(w.message)]),
+          rec.kernels_compiled, rec.kernels_interpreted, *values)
+""")
+
+
+def test_an_unusable_cache_folder_warns_once_and_the_worker_compiles_in_the_private_one(
+        tmp_path):
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    warned, compiled, interpreted, *values = _python(UNUSABLE, blocker).split()
+    assert (int(warned), int(compiled), int(interpreted)) == (1, 1, 0)
+    np.testing.assert_allclose(list(map(float, values)),
+                               2 * np.tanh(np.linspace(0, 1, 40)).sum(), rtol=1e-12)
