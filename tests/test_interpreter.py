@@ -88,6 +88,22 @@ def test_module_is_a_complete_target():
     assert interpreter.key == "numpy" and interpreter.name == "cpu"
 
 
+def test_a_row_whose_reference_is_no_numpy_function_calls_it(checked, monkeypatch):
+    # docs/extending.rst adds softplus at run time with a lambda as its reference: the
+    # interpreter wrote `np.<lambda>(x)` and raised (the docs' examples under tiered)
+    from numgrad import ops
+    from numgrad.primitives import _elementwise
+
+    monkeypatch.setitem(TABLE, "softplus_test", ops.Primitive(
+        "softplus_test", UNARY, "math.log1p(math.exp(x))",
+        vjp=lambda g, out, x, _: (g * x.sigmoid(),), ref=lambda a: np.log1p(np.exp(a)),
+        floating=True))
+    x = np.array([-2.0, 0.0, 0.5, 3.0])
+    got = _elementwise("softplus_test", ng.tensor(x)).numpy()
+    np.testing.assert_allclose(got, np.log1p(np.exp(x)), rtol=1e-12)
+    assert any(p.code[-1][0] == "softplus_test" for p in checked.programs)
+
+
 def test_kernels_are_kept_in_memory_and_write_no_file(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMGRAD_CACHE_DIR", str(tmp_path))
     program = Program(code=(("in", 0), ("exp", 0)), dtypes=("float64",) * 2,

@@ -81,7 +81,7 @@ def render(program: Program, variant: str = ARRAYS, name: str = "kernel") -> str
     accumulator's dtype; the epilogue then runs on the kept shape.
     """
     outs, ins, args = Skeleton.parameters(program)
-    lines = ["import math", "import numpy as np", "", "",
+    lines = ["import math", "import numpy as np", "from numgrad.ops import TABLE", "", "",
              f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):"]
     _Arrays(program, lines).write()
     return "\n".join(lines) + "\n"
@@ -93,7 +93,11 @@ def _numpy_form(name: str, operand_dtypes: tuple[str, ...]) -> tuple[str, np.dty
     and the dtype of its result in NumPy."""
     variables = "xyz"[:len(operand_dtypes)]
     ref = TABLE[name].ref
-    expr = OVERRIDES.get(name) or f"np.{ref.__name__}({', '.join(variables)})"
+    # (a row's reference that is not NumPy's function of its name, such as a lambda of
+    # a row added at run time, is called from the table)
+    call = f"np.{ref.__name__}" if getattr(np, ref.__name__, None) is ref else \
+        f"TABLE[{name!r}].ref"
+    expr = OVERRIDES.get(name) or f"{call}({', '.join(variables)})"
     try:
         return expr, _probe(expr, variables, operand_dtypes)
     except TypeError:
@@ -105,7 +109,8 @@ def _numpy_form(name: str, operand_dtypes: tuple[str, ...]) -> tuple[str, np.dty
 
 def _probe(expr: str, variables: str, dtypes: tuple[str, ...]) -> np.dtype:
     """The dtype of `expr` evaluated on empty arrays of `dtypes`."""
-    return eval(expr, {"np": np}, {v: np.empty(0, d) for v, d in zip(variables, dtypes)}).dtype
+    return eval(expr, {"np": np, "TABLE": TABLE},
+                {v: np.empty(0, d) for v, d in zip(variables, dtypes)}).dtype
 
 
 class _Arrays(Skeleton):
