@@ -9,6 +9,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.abspath(".."))
+# The examples show compiled kernels, their caching and their counts: one tier, as the
+# test suite pins it (numgrad's default interprets a kernel until a worker process has
+# compiled it, so those outputs would depend on timing).
+os.environ.setdefault("NUMGRAD_CPU_KERNELS", "numba")
 
 import numgrad  # noqa: E402
 

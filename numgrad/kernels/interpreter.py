@@ -53,7 +53,7 @@ def kernel(program: Program, variant: str) -> Callable:
         with _kernels_lock:
             kernel = _kernels.get((program, variant))
             if kernel is None:
-                namespace: dict = {}
+                namespace: dict = {"TABLE": TABLE}  # (rows whose reference is no NumPy's)
                 exec(compile(render(program, variant), "<numgrad interpreted kernel>",
                              "exec"), namespace)
                 kernel = _kernels[program, variant] = namespace["kernel"]
@@ -81,7 +81,7 @@ def render(program: Program, variant: str = ARRAYS, name: str = "kernel") -> str
     accumulator's dtype; the epilogue then runs on the kept shape.
     """
     outs, ins, args = Skeleton.parameters(program)
-    lines = ["import math", "import numpy as np", "from numgrad.ops import TABLE", "", "",
+    lines = ["import math", "import numpy as np", "", "",
              f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):"]
     _Arrays(program, lines).write()
     return "\n".join(lines) + "\n"
