@@ -35,6 +35,8 @@ import time
 
 import numpy as np
 
+from .programs import rk4
+
 #: elements of each cell's arrays
 N = 1000
 #: a call "at compiled speed" runs within this factor of the cell's steady time
@@ -159,13 +161,7 @@ def rk4_loss(ng, steps: int, batch: int = 64, hidden: int = 32):
     def loss(W1, b1, W2, b2):
         def field(y):
             return ng.tanh(y @ W1 + b1) @ W2 + b2
-        y = y0
-        for _ in range(steps):
-            k1 = field(y)
-            k2 = field(y + 0.5 * dt * k1)
-            k3 = field(y + 0.5 * dt * k2)
-            k4 = field(y + dt * k3)
-            y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        y = rk4(field, y0, dt, steps)
         return (y * y).mean()
     return loss, weights
 

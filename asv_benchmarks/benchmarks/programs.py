@@ -192,15 +192,20 @@ def neural_ode(xp, steps: int = 50, batch: int = 16, hidden: int = 16):
 
         def field(z):
             return xp.tanh(z @ w1 + b1) @ w2 + b2
-        z = start
-        for _ in range(steps):
-            k1 = field(z)
-            k2 = field(z + 0.5 * dt * k1)
-            k3 = field(z + 0.5 * dt * k2)
-            k4 = field(z + dt * k3)
-            z = z + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        z = rk4(field, start, dt, steps)
         return ((z - target) ** 2).sum()
     return loss, _weights(shapes)
+
+
+def rk4(field, z, dt: float, steps: int):
+    """`steps` classical Runge-Kutta steps of size `dt` of ``dz/dt = field(z)`` from `z`."""
+    for _ in range(steps):
+        k1 = field(z)
+        k2 = field(z + 0.5 * dt * k1)
+        k3 = field(z + 0.5 * dt * k2)
+        k4 = field(z + dt * k3)
+        z = z + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return z
 
 
 def vae(xp, batch: int = 32, pixels: int = 64, hidden: int = 32, latent: int = 2):
