@@ -22,8 +22,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-#: How a job ended, as the worker reports it.
-COMPILED, DISK, FAILED = "compiled", "disk", "failed"
+from numgrad.kernels import COMPILED, DISK
+
+#: How a job ended, as the worker reports it: `COMPILED`, `DISK` (another process had
+#: put it in the disk cache), or this.
+FAILED = "failed"
 
 
 class Worker:

@@ -21,7 +21,7 @@ import sys
 import threading
 
 from numgrad import kernels as _kernels
-from numgrad.kernels import DISK, HIT, compile_worker, interpreter
+from numgrad.kernels import COMPILED, DISK, HIT, compile_worker, interpreter
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
 
@@ -78,8 +78,6 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
         how = HIT if compiled.overloads else _obtain(cpu, compiled, loops,
                                                      (outs, shape, inputs, args))
         if how is not None:
-            if how is not HIT:
-                _kernels.newly_compiled += 1
             # (a kernel the worker failed to compile compiles here, and raises)
             ran = cpu.launch(compiled, loops, outs, shape, inputs, args)
             return _obtained.pop(id(compiled), how) if ran == HIT else ran
@@ -117,20 +115,28 @@ def pending() -> int:
 def _obtain(cpu, compiled, loops, launch_args: tuple) -> str | None:
     """How `compiled`, not loaded yet, can run now: loaded from the disk cache
     (`DISK`), compiled by the worker (its answer), or to be compiled here (the worker
-    failed); None while the worker is at it."""
+    failed); None while the worker is at it. (Plans waiting for compiled kernels are
+    told: `numgrad.kernels.newly_compiled`.)"""
     with _idle:
-        answer = _answers.get(id(compiled))
-        if id(compiled) not in _sent:
-            signature = _signature(cpu, loops, launch_args)
-            if cpu.jit.load(compiled, signature):
-                return DISK
-            _send(compiled, signature)
-            return None
-        if answer is None:
-            return None
-        if answer != compile_worker.FAILED and cpu.jit.load(compiled, _sent[id(compiled)]):
-            return answer
-        return compile_worker.COMPILED  # (here, by the launch)
+        how = _loaded(cpu, compiled, loops, launch_args)
+        if how is not None:
+            _kernels.newly_compiled += 1
+        return how
+
+
+def _loaded(cpu, compiled, loops, launch_args: tuple) -> str | None:
+    answer = _answers.get(id(compiled))
+    if id(compiled) not in _sent:
+        signature = _signature(cpu, loops, launch_args)
+        if cpu.jit.load(compiled, signature):
+            return DISK
+        _send(compiled, signature)
+        return None
+    if answer is None:
+        return None
+    if answer != compile_worker.FAILED and cpu.jit.load(compiled, _sent[id(compiled)]):
+        return answer
+    return COMPILED  # (here, by the launch)
 
 
 def _signature(cpu, loops, launch_args: tuple) -> tuple:
@@ -176,13 +182,10 @@ def _import_cpu() -> None:
         for (program, shape), (outs, inputs, args) in _early.items():
             loops = cpu.variant(program, shape)
             compiled = cpu.kernel(program, loops)
-            if not compiled.overloads and id(compiled) not in _sent:
-                signature = _signature(cpu, loops, (outs, shape, inputs, args))
-                if cpu.jit.load(compiled, signature):
-                    _obtained[id(compiled)] = DISK
-                    _kernels.newly_compiled += 1
-                else:
-                    _send(compiled, signature)
+            if not compiled.overloads:
+                how = _obtain(cpu, compiled, loops, (outs, shape, inputs, args))
+                if compiled.overloads:  # (loaded: its first launch reports how)
+                    _obtained[id(compiled)] = how
         _early.clear()  # (their arrays are not kept)
         _cpu = cpu
         _idle.notify_all()
