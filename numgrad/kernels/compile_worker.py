@@ -6,13 +6,16 @@ The parent (`Worker`) sends each job, the kernel's module (path, text, names) an
 Numba signature of a launch, pickled on the worker's standard input; the worker
 compiles it (or finds it in the disk cache, where another process put it) and answers
 one line, ``<job> compiled|disk|failed``, on its standard output. A thread of the
-parent reads the answers. The parent never waits for the worker: when the parent's
-end of the pipe closes (it exited), the worker compiles the kernels it was sent, for
-the parent's next run, and exits.
+parent writes the jobs and another reads the answers; a thread of the worker reads
+every job as it comes, so the pipe never fills. The parent never waits for a compile:
+at its exit it hands over the jobs not written yet (milliseconds) and closes its end of
+the pipe, and the worker compiles what it was sent, for the parent's next run, and
+exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import queue
@@ -27,14 +30,16 @@ from numgrad.kernels import COMPILED, DISK
 #: How a job ended, as the worker reports it: `COMPILED`, `DISK` (another process had
 #: put it in the disk cache), or this.
 FAILED = "failed"
+#: The longest the parent's exit waits for the jobs not written yet to be written (the
+#: worker reads them as they come, so this is milliseconds unless it hangs).
+HANDOVER_SECONDS = 5.0
 
 
 class Worker:
     """The parent's handle on one worker process: `send` jobs, `answered(job, how)`
     called (from a thread) for each answer, and for every job still owed if the
-    worker dies. A thread writes the jobs: the pipe holds a few of them, and the
-    worker reads the next only when it has compiled the last, so a caller that
-    wrote them itself would wait for the compiles."""
+    worker dies. A thread writes the jobs, so that a caller never waits on the pipe,
+    and at exit hands over those not written yet."""
 
     def __init__(self, answered: Callable[[int, str], None]):
         import numgrad
@@ -51,9 +56,12 @@ class Worker:
             [sys.executable, "-m", "numgrad.kernels.compile_worker"], env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             start_new_session=True)  # (a Ctrl-C in the terminal is the user's process's)
-        threading.Thread(target=self._write, name="numgrad-compile-jobs", daemon=True).start()
+        self._writer = threading.Thread(target=self._write, name="numgrad-compile-jobs",
+                                        daemon=True)
+        self._writer.start()
         threading.Thread(target=self._read, name="numgrad-compile-answers",
                          daemon=True).start()
+        atexit.register(self._hand_over)
 
     def send(self, job: int, module: tuple[str, str, str, str], signature: tuple) -> None:
         """Have the worker compile the kernel `name` of `module` (path, text, module
@@ -73,14 +81,20 @@ class Worker:
         except OSError:
             pass
 
+    def _hand_over(self) -> None:
+        """At exit: let the writer write the jobs still queued, then close the pipe
+        (the worker compiles them after this process is gone)."""
+        self._jobs.put(None)
+        self._writer.join(HANDOVER_SECONDS)
+
     def _write(self) -> None:
-        while True:
-            job = self._jobs.get()
+        while (job := self._jobs.get()) is not None:
             try:
                 pickle.dump(job, self._process.stdin)
                 self._process.stdin.flush()
             except (OSError, ValueError):  # the worker is gone (or the pipe closed):
                 return  # the reader answers for what it owed
+        self.close()
 
     def _read(self) -> None:
         for line in self._process.stdout:
@@ -94,16 +108,25 @@ class Worker:
             self._answered(job, FAILED)
 
 
+def _receive(jobs: queue.SimpleQueue) -> None:
+    """The worker's reading thread: queue each job as it comes, then None."""
+    while True:
+        try:
+            jobs.put(pickle.load(sys.stdin.buffer))
+        except Exception:  # (EOFError: the parent closed it, or exited)
+            jobs.put(None)
+            return
+
+
 def _serve() -> None:
     """The worker: compile each job read from standard input, in order, until it
     closes."""
+    jobs: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=(jobs,), daemon=True).start()
     from numgrad.kernels import cache, cpu
 
-    while True:
-        try:
-            job, (path, text, module, name), signature = pickle.load(sys.stdin.buffer)
-        except Exception:  # (EOFError: the parent closed it, or exited)
-            return
+    while (received := jobs.get()) is not None:
+        job, (path, text, module, name), signature = received
         try:
             kernel = cache.load_module(Path(path), text, module, name)
             disk_before = cpu.compile_state(kernel)[1]
