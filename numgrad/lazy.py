@@ -84,7 +84,7 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
 
     One pass over `srcs` finds both the depth and whether all are constants: this
     runs for every recorded operation. While `MADE` is a list, each call is noted in
-    it.
+    it; while this thread's `TAPE.folds` is a dict, each fold.
     """
     depth, folds = 0, bool(srcs)
     for s in srcs:
@@ -94,6 +94,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             folds = False
     if folds and foldable(op):
         buf = LazyBuffer.const(fold(op, [s.arg for s in srcs], dtype), shape, dtype, device)
+        if TAPE.folds is not None:
+            TAPE.folds[buf] = (op, srcs)
     elif depth > 1 or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
@@ -106,12 +108,12 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
 
 
 #: Movements that, on a constant, give a constant (its value, another shape).
-_MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "roll", "copy"})
+MOVES_FOLDED = frozenset({"reshape", "permute", "expand", "roll", "copy"})
 
 
 def foldable(op: Primitive) -> bool:
     """Whether `op` on constants gives a constant (`make` folds it)."""
-    return op.kind in ELEMENTWISE or op.name in _MOVES_FOLDED
+    return op.kind in ELEMENTWISE or op.name in MOVES_FOLDED
 
 
 def fold(op: Primitive, args: list, dtype: np.dtype):

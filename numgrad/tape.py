@@ -1,18 +1,19 @@
-"""The tape: what a thread recorded since its last realization, in order, so that an
-eager step can be recognized as the last one again (`numgrad.autograd.step`).
+"""The tape: what a thread recorded since its last realization, in order, so that an eager
+step can be recognized as the last one again (`numgrad.autograd.step`).
 
-Recording only appends: each pending buffer made (`lazy.make`, `LazyBuffer.const`)
-and each history node made (`primitives._apply`). `Tape.described` then describes
-them by structure, once, when a backward pass asks: per buffer its operation's name,
-static argument (a constant's value, by its bits; index arrays by dtype and shape, as
-the engine keys them), shape, dtype, device type, and where each source comes from: an earlier
-buffer of the tape (its position) or one from outside it (``-1 - k`` for the k-th one
-met); per node its output's position and where each edge goes, the same way. Two
-runs of the same code on new values give equal descriptions.
+Recording only appends: each pending buffer made (`lazy.make`, `LazyBuffer.const`) and
+each history node made (`primitives._apply`). `Tape.described` then describes them by
+structure, once, when a backward pass asks: per buffer its operation's name, static
+argument (not a constant's value: a step plan binds it, as the engine's reused schedules
+do; index arrays by dtype and shape, as the engine keys them), shape, dtype, device
+type, and where each source comes from: an earlier buffer of the tape (its position) or
+one from outside it (``-1 - k`` for the k-th one met); per node its output's position
+and where each edge goes, the same way. Two runs of the same code on new values give
+equal descriptions.
 
-A thread keeps a tape once it has run a backward pass (`Tape.active`): code that
-never trains, and a tape that describes nothing (`Tape.stop`), pays one attribute
-test per recorded operation.
+A thread keeps a tape once it has run a backward pass (`Tape.active`): code that never
+trains, and a tape that describes nothing (`Tape.stop`), pays one attribute test per
+recorded operation.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class Tape(threading.local):
     active = False
     #: whether it records one now: active, and the tape not stopped
     on = False
+    #: while a backward pass that may become a step plan runs: each constant folded
+    #: (`numgrad.lazy.make`), with its operation and sources, so that the plan computes
+    #: it again from new constants
+    folds: dict | None = None
 
     def __init__(self):
         self.clear()
@@ -86,8 +91,8 @@ class Tape(threading.local):
                 return None
             arg = buf.arg
             if arg is not None:
-                if buf.op.kind == CONST:  # (by its bits: -0.0 is not 0.0 in a plan)
-                    arg = arg.tobytes()
+                if buf.op.kind == CONST:  # (its value is bound: `autograd.step`)
+                    arg = None
                 else:
                     try:
                         hash(arg)

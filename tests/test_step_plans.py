@@ -12,8 +12,11 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import numgrad as ng
+from numgrad import remembering
 from numgrad.autograd import step as step_plans
 from numgrad.engine import counters
 
@@ -113,7 +116,7 @@ def test_new_data_and_new_parameters_every_step():
     assert _compare(make)[3:] == [1] * 5
 
 
-@pytest.mark.parametrize("change", ["op", "shape", "constant"])
+@pytest.mark.parametrize("change", ["op", "shape"])
 def test_a_step_that_records_otherwise_runs_as_before(change):
     data = {n: rng.standard_normal((n, SIZES[0])) for n in (ROWS, ROWS + 1)}
     labels = {n: rng.integers(0, SIZES[2], n) for n in (ROWS, ROWS + 1)}
@@ -125,15 +128,60 @@ def test_a_step_that_records_otherwise_runs_as_before(change):
             odd = k == 5
             n = ROWS + 1 if odd and change == "shape" else ROWS
             return _mlp_step(params, ng.tensor(data[n]), ng.tensor(labels[n]),
-                             lr=0.2 if odd and change == "constant" else 0.1,
                              act="sigmoid" if odd and change == "op" else "tanh")
         return loop
 
     replayed = _compare(make)
-    # (the learning rate is the next step's: its update is on that step's tape)
-    changed = 6 if change == "constant" else 5
-    assert replayed[3:changed] == [1] * (changed - 3) and replayed[changed] == 0
-    assert replayed[changed + 1:] == [1] * (7 - changed)
+    assert replayed[3:5] == [1, 1] and replayed[5] == 0 and replayed[6:] == [1, 1]
+
+
+def test_a_learning_rate_that_changes_at_every_step_replays_one_plan():
+    """A Python scalar is an argument of the plan, not part of its key: a decaying
+    learning rate (on the next step's tape, with its update) is bound at each replay."""
+    def make():
+        params, data, labels = _params(), ng.tensor(rng.standard_normal((ROWS, SIZES[0]))), \
+            ng.tensor(rng.integers(0, SIZES[2], ROWS))
+        return lambda k: _mlp_step(params, data, labels, lr=0.5 * 0.7 ** k)
+
+    state = rng.bit_generator.state
+    replayed = _compare_from(state, make)
+    assert replayed[2:] == [1] * 6
+    assert len(step_plans._plans) == 1
+
+
+def _compare_from(state, make_loop):
+    """`_compare`, each run from the module generator's `state`."""
+    def make():
+        rng.bit_generator.state = state
+        return make_loop()
+    return _compare(make)
+
+
+@pytest.mark.parametrize("weight", ["product", "exponent", "folded"])
+def test_constants_the_backward_pass_folds_are_folded_again_from_the_new_ones(weight):
+    """A loss weight annealed at every step: the pass folds its seed (1.0) with the
+    weight into a constant no tape holds; the plan folds it again from the tape's."""
+    start = rng.standard_normal(5)
+
+    def make():
+        w = ng.tensor(start, requires_grad=True)
+
+        def loop(k):
+            w.grad = None
+            c = 0.25 + 0.5 * k
+            if weight == "product":
+                y = (w * w).sum() * c + (w.tanh() * (1 - c)).sum()
+            elif weight == "exponent":
+                y = (w.abs() + 1.0) ** c
+                y = y.sum()
+            else:  # folded on the tape: (c * 3) - 1 is one constant there
+                y = ((w * (c * 3.0 - 1.0)).sin() * c).sum()
+            y.backward()
+            return w.grad.numpy(), y.item()
+        return loop
+
+    replayed = _compare(make)
+    assert replayed[2:] == [1] * 6
 
 
 def test_gradients_accumulated_without_zeroing_run_as_before():
@@ -241,17 +289,25 @@ def test_a_replayed_pass_frees_the_saved_values_and_computes_what_it_returns():
 
 
 def test_threads_keep_tapes_of_their_own():
+    """Two threads train at once, with learning rates of their own at every step: they
+    replay one plan, each binding its own constants, and get what each gets alone with
+    nothing remembered."""
     def train(results, seed):
         r = np.random.default_rng(seed)
         data, labels = ng.tensor(r.standard_normal((ROWS, SIZES[0]))), \
             ng.tensor(r.integers(0, SIZES[2], ROWS))
         params = _params()
-        results.extend(_mlp_step(params, data, labels) for _ in range(6))
+        results.extend(_mlp_step(params, data, labels, lr=0.1 * seed + 0.01 * k)
+                       for k in range(12))
 
     alone = {}
-    for seed in (1, 2):
-        alone[seed] = []
-        train(alone[seed], seed)
+    remembering.ON = False
+    try:
+        for seed in (1, 2):
+            alone[seed] = []
+            train(alone[seed], seed)
+    finally:
+        remembering.ON = True
     together = {1: [], 2: []}
     threads = [threading.Thread(target=train, args=(together[s], s)) for s in (1, 2)]
     for t in threads:
@@ -312,7 +368,47 @@ def test_a_plan_made_first_keeps_its_constants_after_rebindings_with_others():
             rtol=1e-12)
 
 
-def test_a_constant_of_another_sign_of_zero_is_another_step():
+def _bits(values) -> list[bytes]:
+    """Each value's bytes: equal bits, -0.0 and NaN payloads included."""
+    return [np.asarray(v).tobytes() for v in values]
+
+
+SCALARS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                    st.sampled_from([0.0, -0.0, 1.0, 2.0, 5e-324]))
+
+
+@given(st.lists(st.tuples(SCALARS, SCALARS), min_size=6, max_size=6))
+def test_random_constants_at_every_step_give_the_bits_of_a_run_with_nothing_remembered(
+        constants):
+    """Two Python scalars per step, any float64 (signed zeros, infinities, NaN,
+    subnormals): read by kernels, folded on the tape and folded by the backward pass.
+    Every value has the bits of the same loop with nothing remembered."""
+    start = np.linspace(-1.0, 1.0, 4)
+
+    def run():
+        w = ng.tensor(start, requires_grad=True)
+        out = []
+        for a, b in constants:
+            w.grad = None
+            y = ((w * a + (b - 1.0)).sin() * (a * b)).sum() * b
+            y.backward()
+            out.append((w.grad.numpy(), y.numpy()))
+        return out
+
+    step_plans.clear()
+    with np.errstate(all="ignore"):
+        with counters.record() as rec:
+            ours = run()
+        remembering.ON = False
+        try:
+            theirs = run()
+        finally:
+            remembering.ON = True
+    assert _bits(v for pair in ours for v in pair) == _bits(v for pair in theirs for v in pair)
+    assert rec.steps_replayed >= 3  # (a pass whose values are all NaN replays too)
+
+
+def test_a_constant_of_another_sign_of_zero_is_bound_with_its_sign():
     # 0.0 == -0.0, but 1 / (x * 0.0) and 1 / (x * -0.0) are infinities of two signs.
     def make():
         x = ng.tensor(np.ones(3), requires_grad=True)
@@ -327,7 +423,7 @@ def test_a_constant_of_another_sign_of_zero_is_another_step():
 
     with np.errstate(all="ignore"):
         replayed = _compare(make)
-    assert replayed[2:4] == [1, 1] and replayed[4] == 0
+    assert replayed[2:] == [1] * 6
 
 
 @pytest.mark.parametrize("make_optimizer", [

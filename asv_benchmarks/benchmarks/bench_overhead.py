@@ -61,9 +61,10 @@ def eager_steps(lib, functional, rng) -> tuple:
     """Issue 13's eager loops for `lib` (numgrad or torch: the same names), whose
     ``nn.functional`` is `functional`: W2 (Horner's value and derivative), W1 at
     N = 1e3 (value and gradient), the small MLP's step (loss, backward, and SGD
-    under no_grad) on one batch, and that step on a new batch of labels at every step
+    under no_grad) on one batch, that step on a new batch of labels at every step
     (as training goes through its data: 1,000 batches in turn, more than the engine
-    keeps plans of), each a function of no arguments."""
+    keeps plans of), and that step with a learning rate that decays at every step (a
+    Python float), each a function of no arguments."""
     x = lib.tensor(0.7, requires_grad=True)
 
     def w2():
@@ -84,12 +85,12 @@ def eager_steps(lib, functional, rng) -> tuple:
     params = [lib.tensor(w.astype(np.float64), requires_grad=True)
               for w in mlp_weights(EAGER_SIZES)]
 
-    def mlp(targets=labels):
+    def mlp(targets=labels, lr=0.1):
         loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), targets)
         loss.backward()
         with lib.no_grad():
             for p in params:
-                p -= 0.1 * p.grad
+                p -= lr * p.grad
                 p.grad = None
         return loss.item()
 
@@ -99,14 +100,17 @@ def eager_steps(lib, functional, rng) -> tuple:
     def mlp_new_labels():
         return mlp(batches[next(turn) % len(batches)])
 
-    return w2, chain, mlp, mlp_new_labels
+    def mlp_decaying_lr():
+        return mlp(lr=0.1 * 0.9999 ** next(turn))
+
+    return w2, chain, mlp, mlp_new_labels, mlp_decaying_lr
 
 
 class Eager:
     """Issue 13's eager loops, without ng.jit (`eager_steps`); `tools/eager_table.py`
     times them beside PyTorch's eager autograd."""
 
-    params = ["W2", "W1 1e3", "MLP", "MLP new labels"]
+    params = ["W2", "W1 1e3", "MLP", "MLP new labels", "MLP decaying lr"]
     param_names = ["workload"]
 
     def setup(self, workload):

@@ -46,7 +46,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if segment is not None and step.replay(segment) is not None:
         return  # (the step recorded as before: its plan ran, `numgrad.autograd.step`)
     touched, rebuilt = [], []
-    TAPE.on = False  # (the pass's own buffers are no step's)
+    _watch(segment)
     try:
         run_backward(tensors, grad_tensors, inputs, accumulate=True,
                      retain_graph=retain_graph, create_graph=create_graph, touched=touched,
@@ -54,9 +54,10 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         # The outputs are computed with the gradients: often the same pass over the data.
         outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
         ran = engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
-                             *(t._buf for t in outputs))
+                             *(t._buf for t in outputs),
+                             constants=segment.constants if segment is not None else None)
     finally:
-        TAPE.clear()
+        _unwatch()
     step.remember(segment, ran, [(t, t._grad) for t in touched], rebuilt)
 
 
@@ -99,7 +100,7 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
     if grads is not None:
         return tuple(grads)  # (the step recorded as before: its plan ran)
     rebuilt: list = []
-    TAPE.on = False  # (the pass's own buffers are no step's)
+    _watch(segment)
     try:
         grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
                              retain_graph=retain_graph, create_graph=create_graph,
@@ -107,9 +108,23 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
                              is_grads_batched=is_grads_batched, rebuilt=rebuilt)
         outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
         ran = engine.realize(*(g._buf for g in grads if g is not None),
-                             *(t._buf for t in outs))
+                             *(t._buf for t in outs),
+                             constants=segment.constants if segment is not None else None)
     finally:
-        TAPE.clear()
+        _unwatch()
     if segment is not None:
         step.remember(segment, ran, list(zip(segment.targets, grads)), rebuilt)
     return grads
+
+
+def _watch(segment: step.Segment | None) -> None:
+    """Before a backward pass: the tape records none of its buffers, and notes the
+    constants it folds if `segment` may keep its plan (`step.remember`)."""
+    TAPE.on = False
+    TAPE.folds = segment.folds if segment is not None else None
+
+
+def _unwatch() -> None:
+    """After a backward pass: a new tape."""
+    TAPE.folds = None
+    TAPE.clear()

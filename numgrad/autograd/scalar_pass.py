@@ -27,6 +27,7 @@ from numgrad import lazy
 from numgrad.dtypes import python_scalar
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, TABLE, Primitive
+from numgrad.tape import TAPE
 
 _KINDS = {np.dtype(np.float64): "float", np.dtype(np.bool_): "bool"}
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
@@ -65,8 +66,10 @@ class ScalarPass:
 
     def run(self, starts: list[LazyBuffer], refs: list[int]) -> list[LazyBuffer] | None:
         """The buffers of `refs` (starting or delivered ones) made from `starts`; None
-        where the pass must be made row by row (see the module's docstring)."""
-        if not lazy.AT_ONCE or lazy.TRACING:
+        where the pass must be made row by row (see the module's docstring), or where
+        its folds are noted for a step plan (`numgrad.tape.Tape.folds`: its constants
+        are then folded again from the tape's)."""
+        if not lazy.AT_ONCE or lazy.TRACING or TAPE.folds is not None:
             return None
         values = []
         for ref, was_const in self.reads:

@@ -1,22 +1,24 @@
-"""Eager steps run again as they were: a training loop that records the same step at
-every iteration (the same operations, arguments, shapes and sources; new values)
-runs its backward pass and realization as a plan, with no VJP rule run, no backward
-graph made and no graph walked.
+"""Eager steps run again as they were: a training loop that records the same step at every
+iteration (the same operations, arguments, shapes and sources; new values) runs its
+backward pass and realization as a plan, with no VJP rule run, no backward graph made
+and no graph walked.
 
-What a thread recorded since its last realization is on its tape (`numgrad.tape`).
-At ``backward()``, the tape (with the outside buffers' descriptions, the root, the
-tensors changed in place, and the leaves, which must have no ``.grad`` yet) keys a
-`StepPlan`: the schedule that the last backward pass of that tape realized, where
-each of its sources comes from (an outside buffer), which of its slots are the tape's
-buffers (stored into the new ones) and which are the leaves' gradients. ``ng.grad``
-keys its own, with where each input is on the tape, and its plan returns the
-inputs' gradients. A pass is
-kept only when it was a recipe made again (`numgrad.autograd.replay`: no hooks, no
-retained gradients, no custom Function, no rule that read a value), so its graph
-follows from its structure, and its constants from the tape's (equal: they are on
-the tape, by value). Anything else (another backward's options, a tape broken by a
-trace or by an output computed at once, a buffer from outside not computed, a node
-with hooks) runs the pass as before.
+What a thread recorded since its last realization is on its tape (`numgrad.tape`). At
+``backward()``, the tape (with the outside buffers' descriptions, the root, the tensors
+changed in place, and the leaves, which must have no ``.grad`` yet) keys a `StepPlan`:
+the schedule that the last backward pass of that tape realized, where each of its
+sources comes from (an outside buffer), which of its slots are the tape's buffers
+(stored into the new ones) and which are the leaves' gradients. ``ng.grad`` keys its
+own, with where each input is on the tape, and its plan returns the inputs' gradients. A
+pass is kept only when it was a recipe made again (`numgrad.autograd.replay`: no hooks,
+no retained gradients, no custom Function, no rule that read a value), so its graph
+follows from its structure. Its constants are not keyed: a Python scalar is an argument
+(a learning rate that changes at every step replays one plan). Each constant the plan's
+steps read is bound at every replay to the tape's constant at its position, or computed
+again, as the pass folded it, from the tape's constants; the others are the rules' own,
+fixed by the structure. Anything else (another backward's options, a tape broken by a
+trace or by an output computed at once, a buffer from outside not computed, a node with
+hooks) runs the pass as before.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import operator
 import threading
 from dataclasses import dataclass, field
+from math import copysign
 
 from numgrad import remembering, tracing
 from numgrad.arguments import Unhashable, holds_array
@@ -35,7 +38,8 @@ from numgrad.engine.lowering import plain_index
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.engine.steps import Call, Schedule
-from numgrad.lazy import LazyBuffer, is_fixed
+from numgrad.lazy import MOVES_FOLDED, LazyBuffer, fold, is_fixed
+from numgrad.ops import CONST, Primitive
 from numgrad.tape import TAPE
 
 #: Step plans kept, least recently used dropped first.
@@ -66,13 +70,46 @@ class StepPlan:
     bindings: tuple[tuple[int, tuple], ...] = ()
     #: where each index array of `uploads` and `bindings` is
     places: tuple[From, ...] = ()
+    #: per step of `plan` that reads constants of the tape: (step, the rules' own
+    #: constants' values, and per constant where a bound one comes from, `Constant`,
+    #: or None for the rules' own)
+    constants: tuple[tuple[int, tuple, tuple], ...] = ()
+    #: the tape positions of the constants that `constants` reads
+    reads: tuple[int, ...] = ()
     #: in a list of one: the index arrays last bound and `plan` bound to them (a loop
     #: over one batch of labels binds the same arrays at every step), replaced whole
     last: list = field(default_factory=lambda: [((), None)])
+    #: likewise: the constants last read, their steps' arguments (per step of
+    #: `constants`: (step, its values)), the plan they were bound into, and the result
+    last_read: list = field(default_factory=lambda: [((), (), None, None)])
 
     def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
-        """`plan` with the index arrays of the tape buffers `bufs`; None where an
-        upload's would need wrapping or a copy (`numgrad.engine.lowering.plain_index`)."""
+        """`plan` with the constants and index arrays of the tape buffers `bufs`; None
+        where an upload's would need wrapping or a copy
+        (`numgrad.engine.lowering.plain_index`)."""
+        plan = self._indexed(bufs)
+        if plan is None or not self.constants:
+            return plan
+        read = tuple([bufs[p].arg for p in self.reads])
+        last, args, indexed, bound = self.last_read[0]  # (one read: as `last`)
+        same = _same(read, last)
+        if same and indexed is plan:
+            return bound
+        if not same:
+            args = tuple((i, [fixed[k] if source is None else bufs[source].arg
+                              if type(source) is int else _value(source, bufs)
+                              for k, source in enumerate(sources)])
+                         for i, fixed, sources in self.constants)
+        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
+        for i, bound_args in args:
+            values[i] = bound_args
+        bound = Schedule(plan.template, plan.slots, plan.sources, plan.uploads, plan.memo,
+                         values)
+        self.last_read[0] = read, args, plan, bound
+        return bound
+
+    def _indexed(self, bufs: list[LazyBuffer]) -> Schedule | None:
+        """`plan` with the index arrays of `bufs` (`bound`)."""
         plan = self.plan
         if not self.uploads and not self.bindings:
             return plan
@@ -92,6 +129,76 @@ class StepPlan:
                          values)
         self.last[0] = arrays, bound
         return bound
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A constant the backward pass folded (`numgrad.lazy.make`): `op` on the values of
+    `sources` (each a `Constant`), as a `dtype` scalar."""
+
+    op: Primitive
+    dtype: object
+    sources: tuple
+
+
+#: Where a constant of a plan comes from: the tape's constant at a position (an int),
+#: a constant folded from others, one of them the tape's (`Folded`), or a value of the
+#: rules' own (a NumPy scalar).
+Constant = int | Folded | object
+
+
+def _value(source: Constant, bufs: list[LazyBuffer]):
+    """The value of the constant `source` for the tape buffers `bufs`."""
+    if type(source) is int:
+        return bufs[source].arg
+    if type(source) is Folded:
+        return fold(source.op, [_value(s, bufs) for s in source.sources], source.dtype)
+    return source
+
+
+def _source(const: LazyBuffer, position: dict, folds: dict) -> Constant:
+    """Where the value of `const`, a constant the pass read, comes from: the tape
+    (`position`), a fold of the pass (`folds`, `numgrad.tape.Tape.folds`), or else
+    the rules, which wrote it."""
+    at = position.get(const)
+    if at is not None:
+        return at
+    how = folds.get(const)
+    if how is None:
+        return const.arg
+    op, sources = how
+    if op.name in MOVES_FOLDED:  # (the same value: its source's)
+        return _source(sources[0], position, folds)
+    sources = tuple(_source(s, position, folds) for s in sources)
+    if not any(type(s) is int or type(s) is Folded for s in sources):
+        return const.arg  # (folded from the rules' own: fixed too)
+    return Folded(op, const.dtype, sources)
+
+
+def _same(read: tuple, last: tuple) -> bool:
+    """Whether two reads of constants are the same values, bit for bit: ``==`` with
+    zeros of one sign (a NaN is never the same, unless the same object)."""
+    return read == last and all(a or copysign(1.0, a) == copysign(1.0, b)
+                                for a, b in zip(read, last))
+
+
+def _positions(source: Constant):
+    """The tape positions whose constants `source` reads."""
+    if type(source) is int:
+        yield source
+    elif type(source) is Folded:
+        for s in source.sources:
+            yield from _positions(s)
+
+
+def _bound(consts: list[LazyBuffer], position: dict, folds: dict) -> tuple[tuple, tuple]:
+    """For the constants `consts` that a step reads: the values of the rules' own
+    (None for the others), and where each of the others comes from (None for the
+    rules' own)."""
+    sources = [_source(c, position, folds) for c in consts]
+    bound = [type(s) is int or type(s) is Folded for s in sources]
+    return (tuple(None if b else s for s, b in zip(sources, bound)),
+            tuple(s if b else None for s, b in zip(sources, bound)))
 
 
 def _places(uploads, bindings) -> tuple[From, ...]:
@@ -141,6 +248,11 @@ class Segment:
     #: whether the pass returns the gradients (``grad``)
     returned: bool
     rebound: list
+    #: while the pass runs (`Tape.folds`): the constants it folds
+    folds: dict = field(default_factory=dict)
+    #: the buffers the realization's steps read their constants from
+    #: (`numgrad.engine.realize`'s `constants`)
+    constants: list = field(default_factory=list)
 
 
 def take(tensors, plain: bool, inputs=None) -> Segment | None:
@@ -236,7 +348,8 @@ def replay(segment: Segment) -> list | None:
 def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
     """Keep the step plan of `segment`'s tape: the pass that ran from it (`rebuilt`: its
     needed nodes, if its recipe was made again) and the realization `ran` (the schedule
-    and its slots' buffers, `engine.realize`'s result), which handed the gradients
+    and its slots' buffers, `engine.realize`'s result, its steps' constants in
+    `segment.constants`), which handed the gradients
     `handed` (pairs of a target tensor and its gradient). Nothing is kept where a
     source, a gradient or a node is not the tape's, or (``grad``) where an input's
     gradient is not the plan's."""
@@ -269,6 +382,13 @@ def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
         bindings = tuple(_bindings(plan, arrays))
     except Unhashable:  # (an array that is no tape buffer's)
         return
+    constants = tuple(
+        (i, *_bound(consts, position, segment.folds))
+        for i, consts in enumerate(segment.constants)
+        if consts and consts[0].op.kind == CONST)  # (a call by arrays: `bindings`)
+    constants = tuple(c for c in constants if any(s is not None for s in c[2]))
+    reads = sorted({p for _, _, sources in constants for source in sources
+                    for p in _positions(source)})  # (the rules' own alone: in `plan`)
     number = {node: n for n, node in enumerate(segment.nodes)}
     released = []
     for node in rebuilt:
@@ -279,7 +399,8 @@ def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
     with _lock:
         _plans[segment.key] = StepPlan(plan, tuple(sources), stores, tuple(grads),
                                        tuple(released), uploads, bindings,
-                                       _places(uploads, bindings))
+                                       _places(uploads, bindings), constants,
+                                       tuple(reads))
         if len(_plans) > CAPACITY:
             del _plans[next(iter(_plans))]
 

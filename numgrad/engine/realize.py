@@ -57,12 +57,13 @@ def forget_rebound(tensors) -> None:
             _rebound.pop(id(t), None)
 
 
-def realize(*bufs: LazyBuffer):
+def realize(*bufs: LazyBuffer, constants: list | None = None):
     """Compute every unrealized buffer in `bufs` (and what they need), and the values
     of tensors changed in place since the last realization: with them, when something
     is computed (reading a computed value computes nothing), and always when `bufs` is
     empty. Returns the schedule that ran and the buffer of each of its slots, or None
-    if nothing was computed.
+    if nothing was computed; `constants`, a list, then receives per step of the
+    schedule the buffers its arguments came from (`numgrad.engine.schedule.schedule`).
 
     Safe to call from several threads at once: each buffer is computed once, by the
     first thread to take the engine lock; the others find it realized. While this
@@ -89,7 +90,7 @@ def realize(*bufs: LazyBuffer):
             return
         # (A record of this realization is kept only to be logged.)
         with counters.record() if counters.DEBUG else contextlib.nullcontext() as rec:
-            plan, slots = schedule(pending)
+            plan, slots = schedule(pending, constants=constants)
             arrays = run_reused(plan, [slots[s].realized for s in plan.sources])
             for buf, array in zip(slots, arrays):
                 if buf.realized is None and buf.op is not _LOAD:  # (not an upload's)

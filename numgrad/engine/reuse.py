@@ -146,9 +146,11 @@ def _intern(description: tuple) -> int:
 _depth = operator.attrgetter("depth")
 
 
-def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
+def recall(walk: Walk, constants: list | None = None
+           ) -> tuple[Schedule, list[LazyBuffer]] | None:
     """The remembered schedule of `walk`'s structure, bound to its buffers and
-    constants, or None."""
+    constants, or None. `constants`, a list, receives per step the buffers its
+    arguments come from (`numgrad.engine.schedule.schedule`'s)."""
     entry = _plans.get(walk.key) if walk.key is not None and remembering.ON else None
     if entry is None:
         return None
@@ -159,6 +161,9 @@ def recall(walk: Walk) -> tuple[Schedule, list[LazyBuffer]] | None:
     values = [None] * len(old.template)
     for i, refs in entry.args:
         values[i] = [at[p].arg for p in refs]
+    if constants is not None:
+        bound = dict(entry.args)
+        constants += [[at[p] for p in bound.get(i, ())] for i in range(len(values))]
     plan = Schedule(old.template, old.slots, old.sources, _uploads(entry, at), old.memo, values)
     return plan, [at[p] for p in entry.slots]
 

@@ -68,8 +68,8 @@ def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     return gather_key(buf) is not None
 
 
-def schedule(targets: list[LazyBuffer], final: bool = False
-             ) -> tuple[Schedule, list[LazyBuffer]]:
+def schedule(targets: list[LazyBuffer], final: bool = False,
+             constants: list | None = None) -> tuple[Schedule, list[LazyBuffer]]:
     """The schedule that computes the unrealized `targets`, and the buffer
     of each of its slots: the computed ones feed `Schedule.sources`, the others receive
     what the schedule computes. A graph of a structure scheduled before reuses that
@@ -82,7 +82,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False
     walk = reuse.walk(targets)
     order = walk.order
     max_ops = FINAL_MAX_KERNEL_OPS if final else MAX_KERNEL_OPS
-    reused = None if final else reuse.recall(walk)
+    reused = None if final else reuse.recall(walk, constants)
     if reused is not None:
         count(schedules_reused=1)
         return reused
@@ -129,11 +129,13 @@ def schedule(targets: list[LazyBuffer], final: bool = False
     elif FUSION and not final:
         merged = merge_siblings(items, max_ops, cut=forced)
     items = merged
-    plan, bufs, constants, uploads = _freeze(items)
+    plan, bufs, args, uploads = _freeze(items)
+    if constants is not None:
+        constants += args
     count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
         item.visits for item in items if isinstance(item, Kernel)))
     if not final:
-        reuse.remember(walk, plan, bufs, constants, uploads)
+        reuse.remember(walk, plan, bufs, args, uploads)
     return plan, bufs
 
 
