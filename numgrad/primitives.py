@@ -68,6 +68,8 @@ def _record(op, arg, bufs: tuple, nodes: tuple, cls, shape, dtype, device):
     if tracing.ACTIVE:
         tracing.wrapped(out)
     if buf.depth > MAX_DEPTH:
+        if TAPE.on:
+            TAPE.cut()
         engine.realize(buf)
     return out
 

@@ -35,24 +35,54 @@ class Tape(threading.local):
 
     #: whether this thread keeps a tape (set by its first backward pass)
     active = False
-    #: whether it records one now: active, and the tape not stopped
+    #: whether it records one now: active, the tape not stopped, and no backward pass
+    #: running (`in_pass`)
     on = False
+    #: whether a backward pass runs on this thread (its buffers are no step's, though it
+    #: realizes some on its way)
+    in_pass = False
     #: while a backward pass that may become a step plan runs: each constant folded
     #: (`numgrad.lazy.make`), with its operation and sources, so that the plan computes
     #: it again from new constants
     folds: dict | None = None
+    #: likewise: each realization the pass runs (`numgrad.engine.realize`)
+    ran: list | None = None
 
     def __init__(self):
         self.clear()
 
     def clear(self) -> None:
         """Start an empty tape (a realization, a backward pass)."""
-        self.on = self.active
-        #: the pending buffers made, and the history nodes made, in order
+        self.on = self.active and not self.in_pass
+        #: the pending buffers made, and the history nodes made, in order, since the
+        #: tape started or was last cut
         self.bufs: list = []
         self.nodes: list = []
         #: whether something the tape does not describe happened (it keys nothing)
         self.broken = False
+        #: the description of what came before the last cut (`cut`), if any
+        self.before: _Describing | None = None
+        #: whether the next realization is a cut's
+        self.cutting = False
+
+    def cut(self) -> None:
+        """A realization for depth follows (`numgrad.primitives`): a step's forward goes
+        on after it, so the tape describes what it holds now, before its buffers are
+        computed (which drops their sources), and records on. A tape that holds no
+        history node (no step: work under ``no_grad``, whose computed buffers it would
+        keep) starts anew at the realization, as at any other."""
+        if self.on and (self.nodes or self.before is not None):
+            described = self.before or _Describing()
+            if described.add(self.bufs, self.nodes):
+                self.before, self.bufs, self.nodes = described, [], []
+                self.cutting = True
+
+    def realizing(self) -> None:
+        """A realization starts: a new tape, unless it is a cut's (`cut`)."""
+        if self.cutting:
+            self.cutting = False
+        else:
+            self.clear()
 
     def stop(self) -> None:
         """Record nothing until the next `clear`: something the tape cannot describe
@@ -63,7 +93,7 @@ class Tape(threading.local):
 
     def made(self, buf) -> None:
         """Note the pending buffer `buf`, just made."""
-        if len(self.bufs) < MAX_ENTRIES:
+        if len(self.bufs) < MAX_ENTRIES - (self.before.count if self.before else 0):
             self.bufs.append(buf)
         else:  # (no step: a graph built up, not realized)
             self.stop()
@@ -80,15 +110,39 @@ class Tape(threading.local):
         """The tape described by structure (`Description`), or None where it describes
         no step: it was stopped, or one of its buffers was computed since (by another
         thread), or a node's output is not one of them."""
-        if self.broken:
+        described = self.before or _Describing()
+        if self.broken or not described.add(self.bufs, self.nodes):
             return None
-        where: dict = {}
-        outside: dict = {}
-        entries: list = []
-        add, add_all = entries.append, entries.extend
-        for position, buf in enumerate(self.bufs):
+        return Description(tuple(described.entries), tuple(described.nodes),
+                           described.where, list(described.outside), described.node_at,
+                           list(described.outside_nodes))
+
+
+class _Describing:
+    """A tape's description as it is made, part after part (`Tape.cut`)."""
+
+    def __init__(self):
+        self.entries: list = []
+        self.nodes: list = []
+        self.where: dict = {}
+        self.outside: dict = {}
+        self.node_at: dict = {}
+        self.outside_nodes: dict = {}
+
+    @property
+    def count(self) -> int:
+        """The number of buffers described."""
+        return len(self.where)
+
+    def add(self, bufs: list, nodes: list) -> bool:
+        """Describe the next part of the tape, the pending buffers `bufs` and history
+        nodes `nodes`; False where it describes no step (a buffer computed already, a
+        node's output not a buffer of the tape)."""
+        where, outside = self.where, self.outside
+        add, add_all = self.entries.append, self.entries.extend
+        for position, buf in enumerate(bufs, len(where)):
             if buf.realized is not None:
-                return None
+                return False
             arg = buf.arg
             if arg is not None:
                 if buf.op.kind == CONST:  # (its value is bound: `autograd.step`)
@@ -103,14 +157,12 @@ class Tape(threading.local):
                 ref = where.get(s)
                 add(_outside(outside, s) if ref is None else ref)
             where[buf] = position
-        node_at: dict = {}
-        outside_nodes: dict = {}
-        nodes: list = []
-        add = nodes.append
-        for node in self.nodes:
+        node_at, outside_nodes = self.node_at, self.outside_nodes
+        add = self.nodes.append
+        for node in nodes:
             position = where.get(node.out) if node.out is not None else None
             if position is None:  # (freed by a pass, or made before a realization)
-                return None
+                return False
             add(position)
             add(len(node.next))
             for n in node.next:
@@ -118,8 +170,7 @@ class Tape(threading.local):
                 add(_outside(outside_nodes, n) if ref is None and n is not None
                     else ref)  # (no edge: None)
             node_at[node] = position
-        return Description(tuple(entries), tuple(nodes), where, list(outside), node_at,
-                           list(outside_nodes))
+        return True
 
 
 def _outside(outside: dict, item) -> int:

@@ -18,6 +18,7 @@ import remembered_programs as mp
 import numgrad as ng
 from numgrad import remembering
 from numgrad.autograd import step
+from numgrad.autograd.stage import Stage
 from numgrad.capture.trace import Trace
 from numgrad.engine import prepared
 
@@ -82,21 +83,21 @@ def _checks(result: mp.Result) -> set[str]:
 def test_changing_constants_catch_a_step_plan_replayed_with_the_constants_it_was_made_with(
         monkeypatch):
     # the planted bug: a step plan's constants not bound at its replays
-    monkeypatch.setattr(step.StepPlan, "bound", step.StepPlan._indexed)
+    monkeypatch.setattr(Stage, "bound", Stage._indexed)
     assert "remembered" in _checks(_campaign("changing"))
 
 
 def test_changing_constants_catch_a_step_plan_that_binds_its_constants_once(monkeypatch):
     """A step plan that kept its first binding of constants, as it keeps its binding of
     index arrays (the same arrays at every step, often), for its later replays."""
-    bound, first = step.StepPlan.bound, {}
+    bound, first = Stage.bound, {}
 
     def bound_once(self, bufs):  # the planted bug
         if id(self) not in first:
             first[id(self)] = (self, bound(self, bufs))
         return first[id(self)][1]
 
-    monkeypatch.setattr(step.StepPlan, "bound", bound_once)
+    monkeypatch.setattr(Stage, "bound", bound_once)
     assert "remembered" in _checks(_campaign("changing"))
 
 

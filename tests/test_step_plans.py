@@ -579,3 +579,74 @@ def test_a_fixed_buffer_is_one_per_description():
     assert masks[0] is masks[1] and len({id(m) for m in masks[1:]}) == 3
     assert all(lazy.is_fixed(m) for m in masks)
     np.testing.assert_array_equal(masks[3].realized, ~np.tri(3, 4, -1, dtype=bool))
+
+
+# ---- passes that realize on their way, forwards cut for depth -----------------------
+
+def _recurrence(steps: int, read_at=None):
+    """A loop over a recurrence of `steps` steps (deep enough, at 120, for its forward
+    to be cut for depth and its backward pass to realize in stages), trained with a
+    learning rate that changes; at step 5, its hidden state is read at `read_at`."""
+    r = np.random.default_rng(7)
+    xs = r.standard_normal((steps, 1, 4))
+    start = [r.standard_normal((4, 6)) * 0.5, r.standard_normal((6, 6)) * 0.3]
+
+    def make():
+        w, u = (ng.tensor(a, requires_grad=True) for a in start)
+
+        def loop(k):
+            h, total = ng.zeros((1, 6)), 0.0
+            for t in range(steps):
+                h = (ng.tensor(xs[t]) @ w + h @ u).tanh()
+                if k == 5 and t == read_at:
+                    h.numpy()  # (a realization elsewhere than at step 4)
+                total = total + (h * h).sum()
+            total.backward()
+            with ng.no_grad():
+                for p in (w, u):
+                    p -= (0.01 + 0.001 * k) * p.grad
+            grads = [p.grad.numpy() for p in (w, u)]
+            w.grad = u.grad = None
+            return total.item(), grads
+        return loop
+    return make
+
+
+@pytest.mark.parametrize("steps", [30, 120])
+def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
+    replayed = _compare(_recurrence(steps))
+    assert replayed[2:] == [1] * 6
+    (plan,) = step_plans._plans.values()
+    assert len(plan.stages) > 1 and bool(plan.cut) == (steps == 120), (
+        len(plan.stages), plan.cut)
+
+
+@pytest.mark.parametrize("read_at", [None, 7, 100])
+def test_a_forward_cut_or_read_elsewhere_runs_its_pass_as_before(read_at):
+    replayed = _compare(_recurrence(120, read_at))
+    # (a read starts a new tape: step 5 describes no step, and the next replays again)
+    assert replayed[2:] == ([1] * 6 if read_at is None else [1, 1, 1, 0, 1, 1])
+
+
+def test_threads_replay_plans_of_stages_at_once():
+    """Two threads train the deep recurrence at once, each with a plan of stages: each
+    gets what it gets alone with nothing remembered."""
+    def train(results, make):
+        loop = make()
+        results.extend(loop(k) for k in range(8))
+
+    remembering.ON = False
+    try:
+        alone = []
+        train(alone, _recurrence(120))
+    finally:
+        remembering.ON = True
+    together = [[], []]
+    threads = [threading.Thread(target=train, args=(together[i], _recurrence(120)))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _same(together[0], alone)
+    _same(together[1], alone)

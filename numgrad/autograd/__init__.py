@@ -53,12 +53,11 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
                      rebuilt=rebuilt)
         # The outputs are computed with the gradients: often the same pass over the data.
         outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
-        ran = engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
-                             *(t._buf for t in outputs),
-                             constants=segment.constants if segment is not None else None)
+        engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
+                       *(t._buf for t in outputs))
     finally:
         _unwatch()
-    step.remember(segment, ran, [(t, t._grad) for t in touched], rebuilt)
+    step.remember(segment, [(t, t._grad) for t in touched], rebuilt)
 
 
 def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = None,
@@ -107,24 +106,25 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
                              allow_unused=allow_unused, materialize_grads=materialize_grads,
                              is_grads_batched=is_grads_batched, rebuilt=rebuilt)
         outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-        ran = engine.realize(*(g._buf for g in grads if g is not None),
-                             *(t._buf for t in outs),
-                             constants=segment.constants if segment is not None else None)
+        engine.realize(*(g._buf for g in grads if g is not None), *(t._buf for t in outs))
     finally:
         _unwatch()
     if segment is not None:
-        step.remember(segment, ran, list(zip(segment.targets, grads)), rebuilt)
+        step.remember(segment, list(zip(segment.targets, grads)), rebuilt)
     return grads
 
 
 def _watch(segment: step.Segment | None) -> None:
     """Before a backward pass: the tape records none of its buffers, and notes the
-    constants it folds if `segment` may keep its plan (`step.remember`)."""
-    TAPE.on = False
-    TAPE.folds = segment.folds if segment is not None else None
+    constants it folds and the realizations it runs if `segment` may keep its plan
+    (`step.remember`)."""
+    TAPE.on, TAPE.in_pass = False, True
+    if segment is not None:
+        TAPE.folds, TAPE.ran = segment.folds, segment.ran
 
 
 def _unwatch() -> None:
     """After a backward pass: a new tape."""
-    TAPE.folds = None
+    TAPE.folds = TAPE.ran = None
+    TAPE.in_pass = False
     TAPE.clear()

@@ -23,23 +23,19 @@ hooks) runs the pass as before.
 
 from __future__ import annotations
 
-import operator
 import threading
 from dataclasses import dataclass, field
-from math import copysign
 
 from numgrad import remembering, tracing
-from numgrad.arguments import Unhashable, holds_array
+from numgrad.arguments import Unhashable
 from numgrad.autograd.backward import grad_lock
 from numgrad.autograd.graph import AccumulateGrad
-from numgrad.autograd.replay import From, filled, index_arrays, taken
+from numgrad.autograd.replay import index_arrays
+from numgrad.autograd.stage import Stage
 from numgrad.engine import counters
-from numgrad.engine.lowering import plain_index
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
-from numgrad.engine.steps import Call, Schedule
-from numgrad.lazy import MOVES_FOLDED, LazyBuffer, fold, is_fixed
-from numgrad.ops import CONST, Primitive
+from numgrad.lazy import LazyBuffer, is_fixed
 from numgrad.tape import TAPE
 
 #: Step plans kept, least recently used dropped first.
@@ -51,171 +47,24 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class StepPlan:
-    """What a backward pass of one tape realized, by position."""
+    """What a backward pass of one tape realized, by position: its realizations in
+    order (`Stage`)."""
 
-    plan: Schedule
-    #: per source of `plan`: the outside buffer (its number on the tape) it reads, or a
-    #: fixed buffer (`numgrad.lazy.fixed`: a rule's mask or identity), itself
-    sources: tuple[int | LazyBuffer, ...]
-    #: per slot stored into a tape buffer: (slot, tape position)
-    stores: tuple[tuple[int, int], ...]
-    #: per gradient handed out: (slot, its target's number, `Segment.targets`)
-    grads: tuple[tuple[int, int], ...]
+    stages: tuple[Stage, ...]
+    #: per stage: the slots of its results that later stages read, or that are stored
+    #: or handed out (the others are let go when the stage has run)
+    kept: tuple[tuple[int, ...], ...]
+    #: per stage: the results of earlier stages (stage, slot) that it is the last to read
+    done: tuple[tuple[tuple[int, int], ...], ...]
+    #: per result stored into a tape buffer: (stage, slot, tape position)
+    stores: tuple[tuple[int, int, int], ...]
+    #: per gradient handed out: (stage, slot, its target's number, `Segment.targets`)
+    grads: tuple[tuple[int, int, int], ...]
     #: the tape's history nodes (by number) whose saved values the pass freed
     released: tuple[int, ...]
-    #: per upload of `plan`: (slot, where its index array is in the tape's arguments)
-    uploads: tuple[tuple[int, From], ...] = ()
-    #: per call of `plan` that indexes by arrays: (step, its values with a `From` in
-    #: place of each array, `replay.taken`)
-    bindings: tuple[tuple[int, tuple], ...] = ()
-    #: where each index array of `uploads` and `bindings` is
-    places: tuple[From, ...] = ()
-    #: per step of `plan` that reads constants of the tape: (step, the rules' own
-    #: constants' values, and per constant where a bound one comes from, `Constant`,
-    #: or None for the rules' own)
-    constants: tuple[tuple[int, tuple, tuple], ...] = ()
-    #: the tape positions of the constants that `constants` reads
-    reads: tuple[int, ...] = ()
-    #: in a list of one: the index arrays last bound and `plan` bound to them (a loop
-    #: over one batch of labels binds the same arrays at every step), replaced whole
-    last: list = field(default_factory=lambda: [((), None)])
-    #: likewise: the constants last read, their steps' arguments (per step of
-    #: `constants`: (step, its values)), the plan they were bound into, and the result
-    last_read: list = field(default_factory=lambda: [((), (), None, None)])
-
-    def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
-        """`plan` with the constants and index arrays of the tape buffers `bufs`; None
-        where an upload's would need wrapping or a copy
-        (`numgrad.engine.lowering.plain_index`)."""
-        plan = self._indexed(bufs)
-        if plan is None or not self.constants:
-            return plan
-        read = tuple([bufs[p].arg for p in self.reads])
-        last, args, indexed, bound = self.last_read[0]  # (one read: as `last`)
-        same = _same(read, last)
-        if same and indexed is plan:
-            return bound
-        if not same:
-            args = tuple((i, [fixed[k] if source is None else bufs[source].arg
-                              if type(source) is int else _value(source, bufs)
-                              for k, source in enumerate(sources)])
-                         for i, fixed, sources in self.constants)
-        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
-        for i, bound_args in args:
-            values[i] = bound_args
-        bound = Schedule(plan.template, plan.slots, plan.sources, plan.uploads, plan.memo,
-                         values)
-        self.last_read[0] = read, args, plan, bound
-        return bound
-
-    def _indexed(self, bufs: list[LazyBuffer]) -> Schedule | None:
-        """`plan` with the index arrays of `bufs` (`bound`)."""
-        plan = self.plan
-        if not self.uploads and not self.bindings:
-            return plan
-        arrays = [filled(where, bufs) for where in self.places]
-        last, bound = self.last[0]  # (one read: another thread may replace it)
-        if len(arrays) == len(last) and all(map(operator.is_, arrays, last)):
-            return bound
-        uploads = []
-        for (slot, host), index in zip(plan.uploads, arrays):  # (`places` has them first)
-            if index is not host and not plain_index(index):
-                return None
-            uploads.append((slot, index))
-        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
-        for i, parts in self.bindings:
-            values[i] = [filled(part, bufs) for part in parts]
-        bound = Schedule(plan.template, plan.slots, plan.sources, tuple(uploads), plan.memo,
-                         values)
-        self.last[0] = arrays, bound
-        return bound
-
-
-@dataclass(frozen=True, slots=True)
-class Folded:
-    """A constant the backward pass folded (`numgrad.lazy.make`): `op` on the values of
-    `sources` (each a `Constant`), as a `dtype` scalar."""
-
-    op: Primitive
-    dtype: object
-    sources: tuple
-
-
-#: Where a constant of a plan comes from: the tape's constant at a position (an int),
-#: a constant folded from others, one of them the tape's (`Folded`), or a value of the
-#: rules' own (a NumPy scalar).
-Constant = int | Folded | object
-
-
-def _value(source: Constant, bufs: list[LazyBuffer]):
-    """The value of the constant `source` for the tape buffers `bufs`."""
-    if type(source) is int:
-        return bufs[source].arg
-    if type(source) is Folded:
-        return fold(source.op, [_value(s, bufs) for s in source.sources], source.dtype)
-    return source
-
-
-def _source(const: LazyBuffer, position: dict, folds: dict) -> Constant:
-    """Where the value of `const`, a constant the pass read, comes from: the tape
-    (`position`), a fold of the pass (`folds`, `numgrad.tape.Tape.folds`), or else
-    the rules, which wrote it."""
-    at = position.get(const)
-    if at is not None:
-        return at
-    how = folds.get(const)
-    if how is None:
-        return const.arg
-    op, sources = how
-    if op.name in MOVES_FOLDED:  # (the same value: its source's)
-        return _source(sources[0], position, folds)
-    sources = tuple(_source(s, position, folds) for s in sources)
-    if not any(type(s) is int or type(s) is Folded for s in sources):
-        return const.arg  # (folded from the rules' own: fixed too)
-    return Folded(op, const.dtype, sources)
-
-
-def _same(read: tuple, last: tuple) -> bool:
-    """Whether two reads of constants are the same values, bit for bit: ``==`` with
-    zeros of one sign (a NaN is never the same, unless the same object)."""
-    return read == last and all(a or copysign(1.0, a) == copysign(1.0, b)
-                                for a, b in zip(read, last))
-
-
-def _positions(source: Constant):
-    """The tape positions whose constants `source` reads."""
-    if type(source) is int:
-        yield source
-    elif type(source) is Folded:
-        for s in source.sources:
-            yield from _positions(s)
-
-
-def _bound(consts: list[LazyBuffer], position: dict, folds: dict) -> tuple[tuple, tuple]:
-    """For the constants `consts` that a step reads: the values of the rules' own
-    (None for the others), and where each of the others comes from (None for the
-    rules' own)."""
-    sources = [_source(c, position, folds) for c in consts]
-    bound = [type(s) is int or type(s) is Folded for s in sources]
-    return (tuple(None if b else s for s, b in zip(sources, bound)),
-            tuple(s if b else None for s, b in zip(sources, bound)))
-
-
-def _places(uploads, bindings) -> tuple[From, ...]:
-    """Where each index array of `uploads` and `bindings` (`StepPlan`'s) is: the
-    uploads' first, in order."""
-    found: list[From] = []
-
-    def visit(part) -> None:
-        if type(part) is From:
-            found.append(part)
-        elif type(part) is tuple:
-            for p in part:
-                visit(p)
-
-    visit(tuple(where for _, where in uploads))
-    visit(tuple(parts for _, parts in bindings))
-    return tuple(found)
+    #: the tape's buffers (by position) that the stages read, computed when the
+    #: forward was cut for depth (`Tape.cut`)
+    cut: tuple[int, ...] = ()
 
 
 class Key:
@@ -250,9 +99,9 @@ class Segment:
     rebound: list
     #: while the pass runs (`Tape.folds`): the constants it folds
     folds: dict = field(default_factory=dict)
-    #: the buffers the realization's steps read their constants from
-    #: (`numgrad.engine.realize`'s `constants`)
-    constants: list = field(default_factory=list)
+    #: while the pass runs (`Tape.ran`): its realizations, each its schedule, its
+    #: slots' buffers and its steps' constants (`numgrad.engine.realize`)
+    ran: list = field(default_factory=list)
 
 
 def take(tensors, plain: bool, inputs=None) -> Segment | None:
@@ -317,25 +166,35 @@ def replay(segment: Segment) -> list | None:
         step = _plans.pop(segment.key, None)
         if step is not None:
             _plans[segment.key] = step
-    plan = step.bound(segment.bufs) if step is not None else None
-    if plan is None:
+    if step is None:
         return None
+    bufs = segment.bufs
+    plans = [stage.bound(bufs) for stage in step.stages]
+    if any(plan is None for plan in plans) or any(bufs[p].realized is None for p in step.cut):
+        return None  # (a forward cut elsewhere: the pass runs as before)
     outside = segment.outside
+    results: list[dict] = []
     with LOCK:
-        arrays = run_reused(plan, [(outside[k] if type(k) is int else k).realized
-                                   for k in step.sources])
-        bufs = segment.bufs
-        for slot, position in step.stores:
+        for stage, plan, kept, done in zip(step.stages, plans, step.kept, step.done):
+            arrays = run_reused(plan, [
+                (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized if type(ref) is int
+                else results[ref[0]][ref[1]] if type(ref) is tuple else ref.realized
+                for ref in stage.sources])
+            results.append({slot: arrays[slot] for slot in kept})
+            for i, slot in done:
+                del results[i][slot]
+        for i, slot, position in step.stores:
             buf = bufs[position]
             if buf.realized is None:
-                buf.set_realized(arrays[slot])
-    counters.count(schedules_reused=1, steps_replayed=1)
+                buf.set_realized(results[i][slot])
+    counters.count(schedules_reused=len(plans), steps_replayed=1)
     forget_rebound(segment.rebound)
-    targets, slots = segment.targets, plan.slots
+    targets = segment.targets
     grads = [None] * len(targets)
-    for slot, k in step.grads:
+    for i, slot, k in step.grads:
         target = targets[k]
-        grads[k] = type(target)._wrap(LazyBuffer.load(arrays[slot], slots[slot].device))
+        grads[k] = type(target)._wrap(LazyBuffer.load(results[i][slot],
+                                                      plans[i].slots[slot].device))
         if not segment.returned:
             with grad_lock:
                 target._grad = grads[k]
@@ -345,50 +204,56 @@ def replay(segment: Segment) -> list | None:
     return grads
 
 
-def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
+def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
     """Keep the step plan of `segment`'s tape: the pass that ran from it (`rebuilt`: its
-    needed nodes, if its recipe was made again) and the realization `ran` (the schedule
-    and its slots' buffers, `engine.realize`'s result, its steps' constants in
-    `segment.constants`), which handed the gradients
-    `handed` (pairs of a target tensor and its gradient). Nothing is kept where a
-    source, a gradient or a node is not the tape's, or (``grad``) where an input's
-    gradient is not the plan's."""
-    if segment is None or ran is None or not rebuilt:
+    needed nodes, if its recipe was made again), whose realizations are
+    `segment.ran`, and which handed the gradients `handed` (pairs of a target tensor
+    and its gradient). Nothing is kept where a source, a gradient or a node is neither
+    the tape's nor a realization's of the pass, or (``grad``) where an input's gradient
+    is not the plan's."""
+    if segment is None or not segment.ran or not rebuilt:
         return
-    plan, slots = ran
     outside = {buf: k for k, buf in enumerate(segment.outside)}
-    sources = []
-    for slot in plan.sources:
-        k = outside.get(slots[slot])
-        if k is None and not is_fixed(slots[slot]):
-            return
-        sources.append(slots[slot] if k is None else k)
     position = {buf: p for p, buf in enumerate(segment.bufs)}
-    stores = tuple((slot, position[buf]) for slot, buf in enumerate(slots) if buf in position)
-    slot_of = {buf: slot for slot, buf in enumerate(slots)}
+    arrays = index_arrays(segment.bufs)
+    made: dict[LazyBuffer, tuple[int, int]] = {}  # (stage, slot) per buffer computed
+    stages, stores, last_read, cut = [], [], {}, set()
+    for i, (plan, slots, constants) in enumerate(segment.ran):
+        sources = []
+        for slot in plan.sources:
+            buf = slots[slot]
+            ref = made.get(buf)
+            if ref is None:
+                ref = outside.get(buf)
+            else:
+                last_read[ref] = i
+            if ref is None and buf in position:  # computed at a cut of the forward
+                ref = -1 - position[buf]
+                cut.add(position[buf])
+            if ref is None and not is_fixed(buf):
+                return
+            sources.append(buf if ref is None else ref)
+        try:
+            stages.append(Stage.of(plan, tuple(sources), constants, arrays, position,
+                                   segment.folds))
+        except Unhashable:  # (an array that is no tape buffer's)
+            return
+        inputs = set(plan.sources).union(slot for slot, _ in plan.uploads)
+        for slot, buf in enumerate(slots):
+            if slot not in inputs:
+                made[buf] = (i, slot)
+                if buf in position:
+                    stores.append((i, slot, position[buf]))
     target_at = {id(target): k for k, target in enumerate(segment.targets)}
     grads = []
     for tensor, grad in handed:
-        slot = slot_of.get(grad._buf) if grad is not None else None
+        ref = made.get(grad._buf) if grad is not None else None
         k = target_at.get(id(tensor))
-        if slot is None or k is None:
+        if ref is None or k is None:
             return
-        grads.append((slot, k))
-    if segment.returned and len({k for _, k in grads}) != len(segment.targets):
+        grads.append((*ref, k))
+    if segment.returned and len({k for *_, k in grads}) != len(segment.targets):
         return
-    arrays = index_arrays(segment.bufs)
-    try:
-        uploads = tuple((slot, taken(host, arrays)) for slot, host in plan.uploads)
-        bindings = tuple(_bindings(plan, arrays))
-    except Unhashable:  # (an array that is no tape buffer's)
-        return
-    constants = tuple(
-        (i, *_bound(consts, position, segment.folds))
-        for i, consts in enumerate(segment.constants)
-        if consts and consts[0].op.kind == CONST)  # (a call by arrays: `bindings`)
-    constants = tuple(c for c in constants if any(s is not None for s in c[2]))
-    reads = sorted({p for _, _, sources in constants for source in sources
-                    for p in _positions(source)})  # (the rules' own alone: in `plan`)
     number = {node: n for n, node in enumerate(segment.nodes)}
     released = []
     for node in rebuilt:
@@ -396,31 +261,20 @@ def remember(segment: Segment | None, ran, handed: list, rebuilt: list) -> None:
             if node not in number:
                 return
             released.append(number[node])
+    out = {(i, slot) for i, slot, *_ in stores + grads}
+    kept = [[] for _ in stages]
+    for i, slot in out.union(last_read):
+        kept[i].append(slot)
+    done = [[] for _ in stages]
+    for ref, i in last_read.items():
+        if ref not in out:
+            done[i].append(ref)
     with _lock:
-        _plans[segment.key] = StepPlan(plan, tuple(sources), stores, tuple(grads),
-                                       tuple(released), uploads, bindings,
-                                       _places(uploads, bindings), constants,
-                                       tuple(reads))
+        _plans[segment.key] = StepPlan(tuple(stages), tuple(map(tuple, kept)),
+                                       tuple(map(tuple, done)), tuple(stores), tuple(grads),
+                                       tuple(released), tuple(sorted(cut)))
         if len(_plans) > CAPACITY:
             del _plans[next(iter(_plans))]
-
-
-def _bindings(plan: Schedule, arrays: dict):
-    """Per call of `plan` whose argument holds index arrays: its step and values
-    (`Schedule.values`), each array replaced by where it is (`replay.taken`)."""
-    for i, call in enumerate(plan.template):
-        if type(call) is not Call:
-            continue
-        values = plan.values[i] if plan.values is not None else None
-        if values is None:
-            if not holds_array(call.arg):
-                continue
-            if call.op == "library":  # (its values are not its argument)
-                raise Unhashable
-            values = [call.arg]
-        elif not any(holds_array(v) for v in values):
-            continue
-        yield i, tuple(taken(v, arrays) for v in values)
 
 
 def clear() -> None:

@@ -57,13 +57,13 @@ def forget_rebound(tensors) -> None:
             _rebound.pop(id(t), None)
 
 
-def realize(*bufs: LazyBuffer, constants: list | None = None):
+def realize(*bufs: LazyBuffer):
     """Compute every unrealized buffer in `bufs` (and what they need), and the values
     of tensors changed in place since the last realization: with them, when something
     is computed (reading a computed value computes nothing), and always when `bufs` is
-    empty. Returns the schedule that ran and the buffer of each of its slots, or None
-    if nothing was computed; `constants`, a list, then receives per step of the
-    schedule the buffers its arguments came from (`numgrad.engine.schedule.schedule`).
+    empty. While this thread's `Tape.ran` is a list (a backward pass that may become a
+    step plan), each realization appends its schedule, the buffer of each of its slots
+    and the buffers its steps' arguments came from (`numgrad.engine.schedule.schedule`).
 
     Safe to call from several threads at once: each buffer is computed once, by the
     first thread to take the engine lock; the others find it realized. While this
@@ -81,8 +81,8 @@ def realize(*bufs: LazyBuffer, constants: list | None = None):
         bufs += tuple(t._buf for t in state if t is not None and t._buf.realized is None)
     if all(b.is_realized for b in bufs):
         return
-    if TAPE.active:  # (what this thread recorded since is computed now: a new tape)
-        TAPE.clear()
+    if TAPE.active:  # (what this thread recorded since is computed now: a new tape,
+        TAPE.realizing()  # unless the realization is a cut for depth, `Tape.cut`)
     with LOCK:
         # Checked again under the lock: another thread may have realized them.
         pending = [b for b in bufs if not b.is_realized]
@@ -90,11 +90,14 @@ def realize(*bufs: LazyBuffer, constants: list | None = None):
             return
         # (A record of this realization is kept only to be logged.)
         with counters.record() if counters.DEBUG else contextlib.nullcontext() as rec:
+            ran = TAPE.ran
+            constants = [] if ran is not None else None
             plan, slots = schedule(pending, constants=constants)
             arrays = run_reused(plan, [slots[s].realized for s in plan.sources])
             for buf, array in zip(slots, arrays):
                 if buf.realized is None and buf.op is not _LOAD:  # (not an upload's)
                     buf.set_realized(array)
+            if ran is not None:
+                ran.append((plan, slots, constants))
     if counters.DEBUG:
         counters.log.debug("realized %d buffers: %s", len(pending), rec)
-    return plan, slots

@@ -1,0 +1,226 @@
+"""A stage of a step plan (`numgrad.autograd.step`): one realization that a backward
+pass ran, and how it binds to the tape of a later step.
+
+A pass may realize several times on its way (its saved values in bands, its gradients
+cut for depth, `numgrad.autograd.backward`); each realization is a stage, whose
+sources are buffers from outside the tape, values an earlier stage computed, or fixed
+buffers. Binding a stage to a new tape gives its schedule the tape's index arrays
+(uploads, and the calls that index by arrays) and its constants: each is the tape's
+constant at its position, or folded again, as the pass folded it, from the tape's
+(`Folded`), or one the rules wrote, fixed by the structure.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from math import copysign
+
+from numgrad.arguments import Unhashable, holds_array
+from numgrad.autograd.replay import From, filled, taken
+from numgrad.engine.lowering import plain_index
+from numgrad.engine.steps import Call, Schedule
+from numgrad.lazy import MOVES_FOLDED, LazyBuffer, fold
+from numgrad.ops import CONST, Primitive
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One realization of a backward pass, by position."""
+
+    plan: Schedule
+    #: per source of `plan`: the outside buffer (its number on the tape, ``k >= 0``) it
+    #: reads, a tape buffer computed at a cut of the forward (``-1 - position``), the
+    #: slot an earlier stage computed (stage, slot), or a fixed buffer
+    #: (`numgrad.lazy.fixed`: a rule's mask or identity), itself
+    sources: tuple[int | tuple[int, int] | LazyBuffer, ...]
+    #: per upload of `plan`: (slot, where its index array is in the tape's arguments)
+    uploads: tuple[tuple[int, From], ...] = ()
+    #: per call of `plan` that indexes by arrays: (step, its values with a `From` in
+    #: place of each array, `replay.taken`)
+    bindings: tuple[tuple[int, tuple], ...] = ()
+    #: where each index array of `uploads` and `bindings` is
+    places: tuple[From, ...] = ()
+    #: per step of `plan` that reads constants of the tape: (step, the rules' own
+    #: constants' values, and per constant where a bound one comes from, `Constant`,
+    #: or None for the rules' own)
+    constants: tuple[tuple[int, tuple, tuple], ...] = ()
+    #: the tape positions of the constants that `constants` reads
+    reads: tuple[int, ...] = ()
+    #: in a list of one: the index arrays last bound and `plan` bound to them (a loop
+    #: over one batch of labels binds the same arrays at every step), replaced whole
+    last: list = field(default_factory=lambda: [((), None)])
+    #: likewise: the constants last read, their steps' arguments (per step of
+    #: `constants`: (step, its values)), the plan they were bound into, and the result
+    last_read: list = field(default_factory=lambda: [((), (), None, None)])
+
+    @classmethod
+    def of(cls, plan: Schedule, sources: tuple, constants: list, arrays: dict,
+           position: dict, folds: dict) -> Stage:
+        """The stage of the realization that ran `plan` reading `sources` (`Stage`'s),
+        whose steps read `constants` (`numgrad.engine.schedule.schedule`'s); `arrays`
+        are where the tape's index arrays are (`replay.index_arrays`), `position` the
+        tape's buffers' positions, `folds` the pass's (`Tape.folds`). Raises
+        `Unhashable` where an index array is no tape buffer's."""
+        uploads = tuple((slot, taken(host, arrays)) for slot, host in plan.uploads)
+        bindings = tuple(_bindings(plan, arrays))
+        bound = tuple((i, *_bound(consts, position, folds))
+                      for i, consts in enumerate(constants)
+                      if consts and consts[0].op.kind == CONST)  # (by arrays: `bindings`)
+        bound = tuple(c for c in bound if any(s is not None for s in c[2]))
+        reads = sorted({p for _, _, where in bound for source in where
+                        for p in _positions(source)})  # (the rules' own alone: in `plan`)
+        return cls(plan, sources, uploads, bindings, _places(uploads, bindings), bound,
+                   tuple(reads))
+
+    def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
+        """`plan` with the constants and index arrays of the tape buffers `bufs`; None
+        where an upload's would need wrapping or a copy
+        (`numgrad.engine.lowering.plain_index`)."""
+        plan = self._indexed(bufs)
+        if plan is None or not self.constants:
+            return plan
+        read = tuple([bufs[p].arg for p in self.reads])
+        last, args, indexed, bound = self.last_read[0]  # (one read: as `last`)
+        same = _same(read, last)
+        if same and indexed is plan:
+            return bound
+        if not same:
+            args = tuple((i, [fixed[k] if source is None else bufs[source].arg
+                              if type(source) is int else _value(source, bufs)
+                              for k, source in enumerate(sources)])
+                         for i, fixed, sources in self.constants)
+        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
+        for i, bound_args in args:
+            values[i] = bound_args
+        bound = Schedule(plan.template, plan.slots, plan.sources, plan.uploads, plan.memo,
+                         values)
+        self.last_read[0] = read, args, plan, bound
+        return bound
+
+    def _indexed(self, bufs: list[LazyBuffer]) -> Schedule | None:
+        """`plan` with the index arrays of `bufs` (`bound`)."""
+        plan = self.plan
+        if not self.uploads and not self.bindings:
+            return plan
+        arrays = [filled(where, bufs) for where in self.places]
+        last, bound = self.last[0]  # (one read: another thread may replace it)
+        if len(arrays) == len(last) and all(map(operator.is_, arrays, last)):
+            return bound
+        uploads = []
+        for (slot, host), index in zip(plan.uploads, arrays):  # (`places` has them first)
+            if index is not host and not plain_index(index):
+                return None
+            uploads.append((slot, index))
+        values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
+        for i, parts in self.bindings:
+            values[i] = [filled(part, bufs) for part in parts]
+        bound = Schedule(plan.template, plan.slots, plan.sources, tuple(uploads), plan.memo,
+                         values)
+        self.last[0] = arrays, bound
+        return bound
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A constant the backward pass folded (`numgrad.lazy.make`): `op` on the values of
+    `sources` (each a `Constant`), as a `dtype` scalar."""
+
+    op: Primitive
+    dtype: object
+    sources: tuple
+
+
+#: Where a constant of a plan comes from: the tape's constant at a position (an int),
+#: a constant folded from others, one of them the tape's (`Folded`), or a value of the
+#: rules' own (a NumPy scalar).
+Constant = int | Folded | object
+
+
+def _value(source: Constant, bufs: list[LazyBuffer]):
+    """The value of the constant `source` for the tape buffers `bufs`."""
+    if type(source) is int:
+        return bufs[source].arg
+    if type(source) is Folded:
+        return fold(source.op, [_value(s, bufs) for s in source.sources], source.dtype)
+    return source
+
+
+def _source(const: LazyBuffer, position: dict, folds: dict) -> Constant:
+    """Where the value of `const`, a constant the pass read, comes from: the tape
+    (`position`), a fold of the pass (`folds`, `numgrad.tape.Tape.folds`), or else
+    the rules, which wrote it."""
+    at = position.get(const)
+    if at is not None:
+        return at
+    how = folds.get(const)
+    if how is None:
+        return const.arg
+    op, sources = how
+    if op.name in MOVES_FOLDED:  # (the same value: its source's)
+        return _source(sources[0], position, folds)
+    sources = tuple(_source(s, position, folds) for s in sources)
+    if not any(type(s) is int or type(s) is Folded for s in sources):
+        return const.arg  # (folded from the rules' own: fixed too)
+    return Folded(op, const.dtype, sources)
+
+
+def _same(read: tuple, last: tuple) -> bool:
+    """Whether two reads of constants are the same values, bit for bit: ``==`` with
+    zeros of one sign (a NaN is never the same, unless the same object)."""
+    return read == last and all(a or copysign(1.0, a) == copysign(1.0, b)
+                                for a, b in zip(read, last))
+
+
+def _positions(source: Constant):
+    """The tape positions whose constants `source` reads."""
+    if type(source) is int:
+        yield source
+    elif type(source) is Folded:
+        for s in source.sources:
+            yield from _positions(s)
+
+
+def _bound(consts: list[LazyBuffer], position: dict, folds: dict) -> tuple[tuple, tuple]:
+    """For the constants `consts` that a step reads: the values of the rules' own
+    (None for the others), and where each of the others comes from (None for the
+    rules' own)."""
+    sources = [_source(c, position, folds) for c in consts]
+    bound = [type(s) is int or type(s) is Folded for s in sources]
+    return (tuple(None if b else s for s, b in zip(sources, bound)),
+            tuple(s if b else None for s, b in zip(sources, bound)))
+
+
+def _places(uploads, bindings) -> tuple[From, ...]:
+    """Where each index array of `uploads` and `bindings` (`Stage`'s) is: the uploads'
+    first, in order."""
+    found: list[From] = []
+
+    def visit(part) -> None:
+        if type(part) is From:
+            found.append(part)
+        elif type(part) is tuple:
+            for p in part:
+                visit(p)
+
+    visit(tuple(where for _, where in uploads))
+    visit(tuple(parts for _, parts in bindings))
+    return tuple(found)
+
+
+def _bindings(plan: Schedule, arrays: dict):
+    """Per call of `plan` whose argument holds index arrays: its step and values
+    (`Schedule.values`), each array replaced by where it is (`replay.taken`)."""
+    for i, call in enumerate(plan.template):
+        if type(call) is not Call:
+            continue
+        values = plan.values[i] if plan.values is not None else None
+        if values is None:
+            if not holds_array(call.arg):
+                continue
+            if call.op == "library":  # (its values are not its argument)
+                raise Unhashable
+            values = [call.arg]
+        elif not any(holds_array(v) for v in values):
+            continue
+        yield i, tuple(taken(v, arrays) for v in values)
