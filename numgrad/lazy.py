@@ -84,7 +84,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
 
     One pass over `srcs` finds both the depth and whether all are constants: this
     runs for every recorded operation. While `MADE` is a list, each call is noted in
-    it; while this thread's `TAPE.folds` is a dict, each fold.
+    it; while this thread's `TAPE.folds` is a dict, each fold and each value computed at
+    once.
     """
     depth, folds = 0, bool(srcs)
     for s in srcs:
@@ -102,6 +103,8 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
         if TAPE.on:
             TAPE.made(buf)
+    elif TAPE.folds is not None:  # (computed at once: noted as a fold is)
+        TAPE.folds[buf] = (op, srcs)
     if MADE is not None:
         MADE.append((buf, op, srcs, arg))
     return buf
@@ -162,15 +165,8 @@ def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
     computed at once (`AT_ONCE`) there; None if not, or if an operand is not
     computed, or is neither floating nor boolean (integers wrap in kernels)."""
     if shape and shape.count(1) != len(shape) or not AT_ONCE or TRACING or \
-            device.type != "cpu":
+            device.type != "cpu" or _expression(op, len(srcs)) is None:
         return None
-    known = _expressions.get(op.name)
-    if known is None or known[0] is not op:  # (a row replaced at run time: its own)
-        if op.kind not in _AT_ONCE_KINDS or not op.expr:
-            return None
-        # (the table's own code, as the kernel generator inlines it)
-        known = _expressions[op.name] = op, eval(
-            f"lambda {', '.join('xyz'[:len(srcs)])}: {op.expr}", {"math": math, "np": np})
     values = []
     for s in srcs:
         if s.dtype not in _SCALAR_DTYPES:
@@ -181,8 +177,26 @@ def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
             values.append(python_scalar(s.arg))
         else:
             return None
+    return at_once(op, values, shape, dtype, device)
+
+
+def _expression(op: Primitive, arity: int):
+    """The function of `arity` Python scalars that computes `op` at once, or None."""
+    known = _expressions.get(op.name)
+    if known is None or known[0] is not op:  # (a row replaced at run time: its own)
+        if op.kind not in _AT_ONCE_KINDS or not op.expr:
+            return None
+        # (the table's own code, as the kernel generator inlines it)
+        known = _expressions[op.name] = op, eval(
+            f"lambda {', '.join('xyz'[:arity])}: {op.expr}", {"math": math, "np": np})
+    return known[1]
+
+
+def at_once(op: Primitive, values: list, shape, dtype, device) -> LazyBuffer:
+    """`op` (computed at once: `_expression`) on the Python scalars `values`, a realized
+    buffer."""
     try:  # (a complex value raises in `computed`)
-        return computed(known[1](*values), shape, dtype, device)
+        return computed(_expression(op, len(values))(*values), shape, dtype, device)
     except (ArithmeticError, ValueError, TypeError):
         with np.errstate(all="ignore"):
             return computed(op.ref(*values), shape, dtype, device)

@@ -13,7 +13,7 @@ from autograd import grad as hips_grad
 
 import numgrad as ng
 from numgrad import lazy
-from numgrad.autograd import replay
+from numgrad.autograd import replay, step
 from numgrad.autograd.scalar_pass import ScalarPass
 from numgrad.ops import BINARY, TABLE, UNARY
 from numgrad.primitives import _elementwise
@@ -27,9 +27,11 @@ AS_CODE = {"add", "subtract", "multiply", "divide", "negative", "exp", "log", "s
 
 @pytest.fixture
 def runs(monkeypatch):
-    """Start with no recipe; note each scalar pass run: True if it gave the values,
-    False if it fell back to making the recipe row by row."""
+    """Start with no recipe nor step plan (a plan runs no pass); note each scalar pass
+    run: True if it gave the values, False if it fell back to making the recipe row by
+    row."""
     replay.clear()
+    step.clear()
     noted = []
     run = ScalarPass.run
     monkeypatch.setattr(ScalarPass, "run", lambda self, starts, refs: noted.append(

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import numgrad as ng
 from numgrad import remembering
 from numgrad.autograd import step as step_plans
+from numgrad.autograd.stage import AtOnce
 from numgrad.engine import counters
 
 F = ng.nn.functional
@@ -583,10 +584,12 @@ def test_a_fixed_buffer_is_one_per_description():
 
 # ---- passes that realize on their way, forwards cut for depth -----------------------
 
-def _recurrence(steps: int, read_at=None):
+def _recurrence(steps: int, read_at=None, log: bool = False):
     """A loop over a recurrence of `steps` steps (deep enough, at 120, for its forward
     to be cut for depth and its backward pass to realize in stages), trained with a
-    learning rate that changes; at step 5, its hidden state is read at `read_at`."""
+    learning rate that changes; at step 5, its hidden state is read at `read_at`. With
+    `log`, the loss is the log of the sum, whose gradient the pass computes at once
+    (the sum is one computed number by then)."""
     r = np.random.default_rng(7)
     xs = r.standard_normal((steps, 1, 4))
     start = [r.standard_normal((4, 6)) * 0.5, r.standard_normal((6, 6)) * 0.3]
@@ -601,6 +604,8 @@ def _recurrence(steps: int, read_at=None):
                 if k == 5 and t == read_at:
                     h.numpy()  # (a realization elsewhere than at step 4)
                 total = total + (h * h).sum()
+            if log:
+                total = total.log() * 2.0
             total.backward()
             with ng.no_grad():
                 for p in (w, u):
@@ -619,6 +624,13 @@ def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
     (plan,) = step_plans._plans.values()
     assert len(plan.stages) > 1 and bool(plan.cut) == (steps == 120), (
         len(plan.stages), plan.cut)
+
+
+def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
+    replayed = _compare(_recurrence(120, log=True))
+    assert replayed[2:] == [1] * 6
+    (plan,) = step_plans._plans.values()
+    assert any(type(ref) is AtOnce for stage in plan.stages for ref in stage.sources)
 
 
 @pytest.mark.parametrize("read_at", [None, 7, 100])

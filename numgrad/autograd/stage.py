@@ -18,9 +18,10 @@ from math import copysign
 
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.replay import From, filled, taken
+from numgrad.dtypes import python_scalar
 from numgrad.engine.lowering import plain_index
 from numgrad.engine.steps import Call, Schedule
-from numgrad.lazy import MOVES_FOLDED, LazyBuffer, fold
+from numgrad.lazy import MOVES_FOLDED, LazyBuffer, at_once, fold
 from numgrad.ops import CONST, Primitive
 
 
@@ -31,8 +32,9 @@ class Stage:
     plan: Schedule
     #: per source of `plan`: the outside buffer (its number on the tape, ``k >= 0``) it
     #: reads, a tape buffer computed at a cut of the forward (``-1 - position``), the
-    #: slot an earlier stage computed (stage, slot), or a fixed buffer
-    #: (`numgrad.lazy.fixed`: a rule's mask or identity), itself
+    #: slot an earlier stage computed (stage, slot), a value the pass computed at once
+    #: (`AtOnce`), or a fixed buffer (`numgrad.lazy.fixed`: a rule's mask or identity),
+    #: itself
     sources: tuple[int | tuple[int, int] | LazyBuffer, ...]
     #: per upload of `plan`: (slot, where its index array is in the tape's arguments)
     uploads: tuple[tuple[int, From], ...] = ()
@@ -131,6 +133,44 @@ class Folded:
     sources: tuple
 
 
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """An operand of an `AtOnce` that is a constant, with where it comes from."""
+
+    source: Constant
+
+
+@dataclass(frozen=True, slots=True)
+class AtOnce:
+    """A value of one element that the pass computed at once (`numgrad.lazy.at_once`):
+    `op` on `sources`, each a `Stage.sources` entry or a `Scalar`."""
+
+    op: Primitive
+    dtype: object
+    shape: tuple[int, ...]
+    device: object
+    sources: tuple
+
+    def array(self, outside: list, bufs: list, results: list):
+        """Its value, computed again as the pass did, from the outside buffers
+        `outside`, the tape buffers `bufs` and the stages' `results`."""
+        values = [python_scalar(_value(s.source, bufs)) if type(s) is Scalar else
+                  array(s, outside, bufs, results).item() for s in self.sources]
+        return at_once(self.op, values, self.shape, self.dtype, self.device).realized
+
+
+def array(ref, outside: list, bufs: list, results: list):
+    """The array of `ref`, a `Stage.sources` entry, at a replay (`AtOnce.array`'s
+    arguments)."""
+    if type(ref) is int:
+        return (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized
+    if type(ref) is tuple:
+        return results[ref[0]][ref[1]]
+    if type(ref) is AtOnce:
+        return ref.array(outside, bufs, results)
+    return ref.realized
+
+
 #: Where a constant of a plan comes from: the tape's constant at a position (an int),
 #: a constant folded from others, one of them the tape's (`Folded`), or a value of the
 #: rules' own (a NumPy scalar).
@@ -146,7 +186,7 @@ def _value(source: Constant, bufs: list[LazyBuffer]):
     return source
 
 
-def _source(const: LazyBuffer, position: dict, folds: dict) -> Constant:
+def source_of(const: LazyBuffer, position: dict, folds: dict) -> Constant:
     """Where the value of `const`, a constant the pass read, comes from: the tape
     (`position`), a fold of the pass (`folds`, `numgrad.tape.Tape.folds`), or else
     the rules, which wrote it."""
@@ -158,8 +198,8 @@ def _source(const: LazyBuffer, position: dict, folds: dict) -> Constant:
         return const.arg
     op, sources = how
     if op.name in MOVES_FOLDED:  # (the same value: its source's)
-        return _source(sources[0], position, folds)
-    sources = tuple(_source(s, position, folds) for s in sources)
+        return source_of(sources[0], position, folds)
+    sources = tuple(source_of(s, position, folds) for s in sources)
     if not any(type(s) is int or type(s) is Folded for s in sources):
         return const.arg  # (folded from the rules' own: fixed too)
     return Folded(op, const.dtype, sources)
@@ -185,7 +225,7 @@ def _bound(consts: list[LazyBuffer], position: dict, folds: dict) -> tuple[tuple
     """For the constants `consts` that a step reads: the values of the rules' own
     (None for the others), and where each of the others comes from (None for the
     rules' own)."""
-    sources = [_source(c, position, folds) for c in consts]
+    sources = [source_of(c, position, folds) for c in consts]
     bound = [type(s) is int or type(s) is Folded for s in sources]
     return (tuple(None if b else s for s, b in zip(sources, bound)),
             tuple(s if b else None for s, b in zip(sources, bound)))

@@ -31,7 +31,7 @@ from numgrad.arguments import Unhashable
 from numgrad.autograd.backward import grad_lock
 from numgrad.autograd.graph import AccumulateGrad
 from numgrad.autograd.replay import index_arrays
-from numgrad.autograd.stage import Stage
+from numgrad.autograd.stage import AtOnce, Scalar, Stage, array, source_of
 from numgrad.engine import counters
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
@@ -58,8 +58,9 @@ class StepPlan:
     done: tuple[tuple[tuple[int, int], ...], ...]
     #: per result stored into a tape buffer: (stage, slot, tape position)
     stores: tuple[tuple[int, int, int], ...]
-    #: per gradient handed out: (stage, slot, its target's number, `Segment.targets`)
-    grads: tuple[tuple[int, int, int], ...]
+    #: per gradient handed out: where it is (a `Stage.sources` entry) and its target's
+    #: number (`Segment.targets`)
+    grads: tuple[tuple[object, int], ...]
     #: the tape's history nodes (by number) whose saved values the pass freed
     released: tuple[int, ...]
     #: the tape's buffers (by position) that the stages read, computed when the
@@ -179,6 +180,7 @@ def replay(segment: Segment) -> list | None:
             arrays = run_reused(plan, [
                 (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized if type(ref) is int
                 else results[ref[0]][ref[1]] if type(ref) is tuple else ref.realized
+                if type(ref) is LazyBuffer else ref.array(outside, bufs, results)
                 for ref in stage.sources])
             results.append({slot: arrays[slot] for slot in kept})
             for i, slot in done:
@@ -191,10 +193,10 @@ def replay(segment: Segment) -> list | None:
     forget_rebound(segment.rebound)
     targets = segment.targets
     grads = [None] * len(targets)
-    for i, slot, k in step.grads:
+    for ref, k in step.grads:
         target = targets[k]
-        grads[k] = type(target)._wrap(LazyBuffer.load(results[i][slot],
-                                                      plans[i].slots[slot].device))
+        grads[k] = type(target)._wrap(LazyBuffer.load(
+            array(ref, outside, bufs, results), target._buf.device))
         if not segment.returned:
             with grad_lock:
                 target._grad = grads[k]
@@ -218,24 +220,36 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
     arrays = index_arrays(segment.bufs)
     made: dict[LazyBuffer, tuple[int, int]] = {}  # (stage, slot) per buffer computed
     stages, stores, last_read, cut = [], [], {}, set()
+    folds = segment.folds
+
+    def ref_of(buf: LazyBuffer, i: int):
+        """Where stage `i` (or, past the last, the gradients) reads `buf` from (a
+        `Stage.sources` entry), or None."""
+        ref = made.get(buf)
+        if ref is not None:
+            last_read[ref] = i
+            return ref
+        ref = outside.get(buf)
+        if ref is not None:
+            return ref
+        if buf in position:  # computed at a cut of the forward
+            cut.add(position[buf])
+            return -1 - position[buf]
+        how = folds.get(buf) if buf.realized is not None else None
+        if how is not None:  # computed at once by the pass
+            op, srcs = how
+            refs = [Scalar(source_of(s, position, folds)) if s.realized is None else
+                    ref_of(s, i) for s in srcs]
+            return None if None in refs else AtOnce(op, buf.dtype, buf.shape, buf.device,
+                                                     tuple(refs))
+        return buf if is_fixed(buf) else None
+
     for i, (plan, slots, constants) in enumerate(segment.ran):
-        sources = []
-        for slot in plan.sources:
-            buf = slots[slot]
-            ref = made.get(buf)
-            if ref is None:
-                ref = outside.get(buf)
-            else:
-                last_read[ref] = i
-            if ref is None and buf in position:  # computed at a cut of the forward
-                ref = -1 - position[buf]
-                cut.add(position[buf])
-            if ref is None and not is_fixed(buf):
-                return
-            sources.append(buf if ref is None else ref)
+        sources = tuple(ref_of(slots[slot], i) for slot in plan.sources)
+        if None in sources:
+            return
         try:
-            stages.append(Stage.of(plan, tuple(sources), constants, arrays, position,
-                                   segment.folds))
+            stages.append(Stage.of(plan, sources, constants, arrays, position, folds))
         except Unhashable:  # (an array that is no tape buffer's)
             return
         inputs = set(plan.sources).union(slot for slot, _ in plan.uploads)
@@ -247,12 +261,12 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
     target_at = {id(target): k for k, target in enumerate(segment.targets)}
     grads = []
     for tensor, grad in handed:
-        ref = made.get(grad._buf) if grad is not None else None
+        ref = ref_of(grad._buf, len(stages)) if grad is not None else None
         k = target_at.get(id(tensor))
         if ref is None or k is None:
             return
-        grads.append((*ref, k))
-    if segment.returned and len({k for *_, k in grads}) != len(segment.targets):
+        grads.append((ref, k))
+    if segment.returned and len({k for _, k in grads}) != len(segment.targets):
         return
     number = {node: n for n, node in enumerate(segment.nodes)}
     released = []
@@ -261,13 +275,13 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
             if node not in number:
                 return
             released.append(number[node])
-    out = {(i, slot) for i, slot, *_ in stores + grads}
+    out = {(i, slot) for i, slot, _ in stores}
     kept = [[] for _ in stages]
     for i, slot in out.union(last_read):
         kept[i].append(slot)
     done = [[] for _ in stages]
     for ref, i in last_read.items():
-        if ref not in out:
+        if ref not in out and i < len(stages):  # (the gradients' are read at the end)
             done[i].append(ref)
     with _lock:
         _plans[segment.key] = StepPlan(tuple(stages), tuple(map(tuple, kept)),
