@@ -165,7 +165,10 @@ def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
     computed at once (`AT_ONCE`) there; None if not, or if an operand is not
     computed, or is neither floating nor boolean (integers wrap in kernels)."""
     if shape and shape.count(1) != len(shape) or not AT_ONCE or TRACING or \
-            device.type != "cpu" or _expression(op, len(srcs)) is None:
+            device.type != "cpu":
+        return None
+    expression = _expression(op, len(srcs))
+    if expression is None:
         return None
     values = []
     for s in srcs:
@@ -177,7 +180,7 @@ def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
             values.append(python_scalar(s.arg))
         else:
             return None
-    return at_once(op, values, shape, dtype, device)
+    return _computed_at_once(expression, op, values, shape, dtype, device)
 
 
 def _expression(op: Primitive, arity: int):
@@ -195,8 +198,12 @@ def _expression(op: Primitive, arity: int):
 def at_once(op: Primitive, values: list, shape, dtype, device) -> LazyBuffer:
     """`op` (computed at once: `_expression`) on the Python scalars `values`, a realized
     buffer."""
+    return _computed_at_once(_expression(op, len(values)), op, values, shape, dtype, device)
+
+
+def _computed_at_once(expression, op: Primitive, values: list, shape, dtype, device):
     try:  # (a complex value raises in `computed`)
-        return computed(_expression(op, len(values))(*values), shape, dtype, device)
+        return computed(expression(*values), shape, dtype, device)
     except (ArithmeticError, ValueError, TypeError):
         with np.errstate(all="ignore"):
             return computed(op.ref(*values), shape, dtype, device)

@@ -64,6 +64,8 @@ class Tape(threading.local):
         self.before: _Describing | None = None
         #: whether the next realization is a cut's
         self.cutting = False
+        #: the buffers it may still note (`MAX_ENTRIES` in all)
+        self.room = MAX_ENTRIES
 
     def cut(self) -> None:
         """A realization for depth follows (`numgrad.primitives`): a step's forward goes
@@ -75,7 +77,7 @@ class Tape(threading.local):
             described = self.before or _Describing()
             if described.add(self.bufs, self.nodes):
                 self.before, self.bufs, self.nodes = described, [], []
-                self.cutting = True
+                self.cutting, self.room = True, MAX_ENTRIES - described.count
 
     def realizing(self) -> None:
         """A realization starts: a new tape, unless it is a cut's (`cut`)."""
@@ -93,7 +95,7 @@ class Tape(threading.local):
 
     def made(self, buf) -> None:
         """Note the pending buffer `buf`, just made."""
-        if len(self.bufs) < MAX_ENTRIES - (self.before.count if self.before else 0):
+        if len(self.bufs) < self.room:
             self.bufs.append(buf)
         else:  # (no step: a graph built up, not realized)
             self.stop()

@@ -18,8 +18,8 @@ W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
 derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
 gradient); the MLP step is a 64-64-10 tanh network on 64 rows in float64 (loss,
 backward, and SGD under no_grad), on one batch of labels and on a new one at every
-step, and with a learning rate that decays at every step. Run it in a separate environment that has torch (a CPU build): numgrad never
-depends on it.
+step, and with a learning rate that decays at every step. Run it in a separate
+environment that has torch (a CPU build): numgrad never depends on it.
 """
 
 from __future__ import annotations

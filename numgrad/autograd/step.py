@@ -51,9 +51,9 @@ class StepPlan:
     order (`Stage`)."""
 
     stages: tuple[Stage, ...]
-    #: per stage: the slots of its results that later stages read, or that are stored
-    #: or handed out (the others are let go when the stage has run)
-    kept: tuple[tuple[int, ...], ...]
+    #: per stage of several: the slots of its results that no later stage reads and
+    #: that are neither stored nor handed out, let go when the stage has run
+    dropped: tuple[tuple[int, ...], ...]
     #: per stage: the results of earlier stages (stage, slot) that it is the last to read
     done: tuple[tuple[tuple[int, int], ...], ...]
     #: per result stored into a tape buffer: (stage, slot, tape position)
@@ -171,20 +171,22 @@ def replay(segment: Segment) -> list | None:
         return None
     bufs = segment.bufs
     plans = [stage.bound(bufs) for stage in step.stages]
-    if any(plan is None for plan in plans) or any(bufs[p].realized is None for p in step.cut):
+    if None in plans or step.cut and any(bufs[p].realized is None for p in step.cut):
         return None  # (a forward cut elsewhere: the pass runs as before)
     outside = segment.outside
-    results: list[dict] = []
+    results: list[list] = []  # per stage, its slots' arrays (those let go: None)
     with LOCK:
-        for stage, plan, kept, done in zip(step.stages, plans, step.kept, step.done):
+        for stage, plan, dropped, done in zip(step.stages, plans, step.dropped, step.done):
             arrays = run_reused(plan, [
                 (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized if type(ref) is int
                 else results[ref[0]][ref[1]] if type(ref) is tuple else ref.realized
                 if type(ref) is LazyBuffer else ref.array(outside, bufs, results)
                 for ref in stage.sources])
-            results.append({slot: arrays[slot] for slot in kept})
+            results.append(arrays)
+            for slot in dropped:
+                arrays[slot] = None
             for i, slot in done:
-                del results[i][slot]
+                results[i][slot] = None
         for i, slot, position in step.stores:
             buf = bufs[position]
             if buf.realized is None:
@@ -276,15 +278,16 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
                 return
             released.append(number[node])
     out = {(i, slot) for i, slot, _ in stores}
-    kept = [[] for _ in stages]
-    for i, slot in out.union(last_read):
-        kept[i].append(slot)
+    kept = out.union(last_read)
+    dropped = [() if len(stages) == 1 else
+               tuple(s for s in range(len(stage.plan.slots)) if (i, s) not in kept)
+               for i, stage in enumerate(stages)]
     done = [[] for _ in stages]
     for ref, i in last_read.items():
         if ref not in out and i < len(stages):  # (the gradients' are read at the end)
             done[i].append(ref)
     with _lock:
-        _plans[segment.key] = StepPlan(tuple(stages), tuple(map(tuple, kept)),
+        _plans[segment.key] = StepPlan(tuple(stages), tuple(dropped),
                                        tuple(map(tuple, done)), tuple(stores), tuple(grads),
                                        tuple(released), tuple(sorted(cut)))
         if len(_plans) > CAPACITY:
