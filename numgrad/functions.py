@@ -82,8 +82,7 @@ def _as_function_signature(method) -> inspect.Signature:
 
 def _binary_function(name: str):
     def function(x, y):
-        # Data (lists, arrays) become tensors; scalars stay scalars beside a tensor.
-        x, y = (v if isinstance(v, (Tensor, numbers.Number)) else tensor(v) for v in (x, y))
+        # Scalars stay scalars beside a tensor, data (lists, arrays) goes to its device.
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             x = tensor(x)
         return _elementwise(name, x, y)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numgrad import special_math
+
 # Kinds. Elementwise kinds fuse into one generated kernel; the rest are run by
 # the target's backend (views, gathers, matmul) or are generated reductions.
 UNARY, BINARY, TERNARY, CAST, CONST = "unary", "binary", "ternary", "cast", "const"
@@ -70,6 +72,9 @@ def cbrt_from(estimate: str) -> str:
     NumPy's result.)"""
     r = estimate
     return f"({r} - ({r} - x / ({r} * {r})) / 3.0 if x - x == 0 and x != 0 else x)"
+
+
+_2_SQRT_PI, _SQRT_PI_2 = 2 / math.sqrt(math.pi), math.sqrt(math.pi) / 2
 
 
 def _zero(g, out, x, arg):
@@ -253,6 +258,26 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     P("isnan", UNARY, "x != x", ref=np.isnan, result=BOOL),
     P("isinf", UNARY, "x - x != x - x and x == x", ref=np.isinf, result=BOOL),
     P("isfinite", UNARY, "x - x == x - x", ref=np.isfinite, result=BOOL),
+    # ---- special functions (their expressions and references: numgrad/special_math.py)
+    P("erf", UNARY, "math.erf(x)", lambda g, out, x, _: (g * (-(x * x)).exp() * _2_SQRT_PI,),
+      special_math.per_element(math.erf, "erf"), floating=True),
+    P("erfc", UNARY, "math.erfc(x)", lambda g, out, x, _: (-g * (-(x * x)).exp() * _2_SQRT_PI,),
+      special_math.per_element(math.erfc, "erfc"), floating=True),
+    P("erfinv", UNARY, special_math.ERFINV,
+      lambda g, out, x, _: (g * (out * out).exp() * _SQRT_PI_2,),
+      special_math.numpy_form(special_math.ERFINV, "erfinv"), floating=True,
+      domain=(-0.9, 0.9)),
+    # log|gamma(x)|, inf at the poles (C's lgamma and PyTorch's)
+    P("lgamma", UNARY, "math.lgamma(x)", lambda g, out, x, _: (g * x.digamma(),),
+      special_math.per_element(math.lgamma, "lgamma"), floating=True, domain=(0.2, 4.0)),
+    P("digamma", UNARY, special_math.DIGAMMA, lambda g, out, x, _: (g * x.polygamma(1),),
+      special_math.numpy_form(special_math.DIGAMMA, "digamma"), floating=True,
+      domain=(0.2, 4.0)),
+    # polygamma(n, x): the order n is floored; n carries no gradient (piecewise constant)
+    P("polygamma", BINARY, special_math.POLYGAMMA,
+      lambda g, out, n, x, _: (g.zeros_like(), g * x.polygamma(n + 1)),
+      special_math.numpy_form(special_math.POLYGAMMA, "polygamma", 2), floating=True,
+      domain=(0.5, 3.5)),
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
     P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),

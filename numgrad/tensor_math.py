@@ -57,6 +57,22 @@ class ElementwiseMethods(TensorBase):
     def isinf(self) -> TensorBase: return _elementwise("isinf", self)
     def isfinite(self) -> TensorBase: return _elementwise("isfinite", self)
     def abs(self) -> TensorBase: return _elementwise("abs", self)
+    def erf(self) -> TensorBase: return _elementwise("erf", self)
+    def erfc(self) -> TensorBase: return _elementwise("erfc", self)
+    def erfinv(self) -> TensorBase: return _elementwise("erfinv", self)
+    def lgamma(self) -> TensorBase: return _elementwise("lgamma", self)
+    def digamma(self) -> TensorBase: return _elementwise("digamma", self)
+
+    def polygamma(self, n) -> TensorBase:
+        """The `n`-th derivative of `digamma` (PyTorch's ``x.polygamma(n)``; ``ng.polygamma(n,
+        x)``): `n` a non-negative integer (a tensor of orders is floored), 0 giving digamma.
+
+        >>> ng.tensor([1.0, 2.0]).polygamma(1).round(12).tolist()  # pi**2 / 6, pi**2 / 6 - 1
+        [1.644934066848, 0.644934066848]
+        """
+        if isinstance(n, numbers.Integral) and n == 0:
+            return self.digamma()  # (the row's own digamma has the Taylor series at its root)
+        return _elementwise("polygamma", n, self)
 
     def square(self) -> TensorBase:
         return self * self

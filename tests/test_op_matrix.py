@@ -9,8 +9,10 @@ NumPy's SIMD loops may differ in the last bits); float32 to rtol 1e-6.
 
 import autograd
 import autograd.numpy as anp
+import autograd.scipy.special as aspecial
 import numpy as np
 import pytest
+from autograd.tracer import getval
 
 import numgrad as ng
 from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, UNARY
@@ -30,7 +32,12 @@ ORACLE = {"sigmoid": lambda a: 1 / (1 + anp.exp(-a)), "reciprocal": lambda a: 1 
           "cbrt": lambda a: anp.sign(a) * anp.abs(a) ** (1 / 3),  # (autograd's has no VJP)
           # (autograd's where does not sum a broadcast operand's gradient back: b is
           # broadcast by an addition first)
-          "heaviside": lambda a, b: anp.where(a < 0, 0.0, anp.where(a > 0, 1.0, b + 0 * a))}
+          "heaviside": lambda a, b: anp.where(a < 0, 0.0, anp.where(a > 0, 1.0, b + 0 * a)),
+          "erf": aspecial.erf, "erfc": aspecial.erfc, "erfinv": aspecial.erfinv,
+          "lgamma": aspecial.gammaln, "digamma": aspecial.digamma,
+          # (the order is floored and has no gradient; x is broadcast first, as for where)
+          "polygamma": lambda a, b: aspecial.polygamma(
+              np.floor(getval(a)), b + np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b))))}
 
 
 def _draw(op, shape, seed=0, dtype=np.float64):

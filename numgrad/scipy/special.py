@@ -1,6 +1,10 @@
-"""``scipy.special``'s logistic, log-sum-exp, softmax and ``x log y`` functions."""
+"""``scipy.special``'s logistic, log-sum-exp, softmax, ``x log y``, gamma-family and error
+functions."""
 
 from __future__ import annotations
+
+import math
+import numbers
 
 from numgrad.creation import as_tensor
 from numgrad.joining import _tensors
@@ -8,7 +12,9 @@ from numgrad.nn import functional
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
-__all__ = ["expit", "logit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py"]
+__all__ = ["expit", "logit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
+           "gammaln", "gamma", "digamma", "psi", "polygamma", "multigammaln", "beta", "betaln",
+           "erf", "erfc", "erfinv"]
 
 
 def expit(x) -> Tensor:
@@ -74,3 +80,92 @@ def xlog1py(x, y) -> Tensor:
     """``x * log1p(y)``, 0 where ``x == 0`` (unless `y` is NaN); gradients as `xlogy`'s."""
     x, y = _tensors([x, y], "xlog1py")
     return x * where((x == 0) & (y <= -1), 0, y).log1p()
+
+
+# ---- the gamma family and the error functions ------------------------------------------
+
+def gammaln(x) -> Tensor:
+    """``log|gamma(x)|`` (`numgrad.lgamma`): inf at the poles, -inf at -inf (SciPy's);
+    its derivative is `digamma`."""
+    x = as_tensor(x)
+    return where(x == -math.inf, -math.inf, x.lgamma())
+
+
+def gamma(x) -> Tensor:
+    """The gamma function, ``exp(gammaln(x))`` with its sign: inf at +0 (-inf at -0), NaN at
+    the negative integers and -inf, as SciPy's. (The exponential costs digits where
+    ``|gammaln|`` is large: 1e-13 relative near x = 170, where gamma overflows.)"""
+    x = as_tensor(x)
+    value = x.lgamma().exp()
+    pole = (x <= 0) & (x == x.floor()) & (x != 0)  # (-inf too)
+    return where(pole, math.nan, where(_gamma_negative(x), -value, value))
+
+
+def _gamma_negative(x: Tensor) -> Tensor:
+    """Where gamma(x) < 0: between -1 and 0, -3 and -2, ..., and at -0."""
+    return (x < 0) & (x.floor() % 2 == 1) | (x == 0) & x.signbit()
+
+
+def digamma(x) -> Tensor:
+    """``psi(x) = d/dx log gamma(x)`` (`numgrad.digamma`): -inf at +0 (inf at -0), NaN at
+    the negative integers; its derivative is ``polygamma(1, x)``."""
+    return as_tensor(x).digamma()
+
+
+psi = digamma
+
+
+def polygamma(n, x) -> Tensor:
+    """The `n`-th derivative of `digamma` at `x` (`n` broadcast against `x`): NaN where
+    `n` is not a non-negative integer, as SciPy's; no gradient for `n`."""
+    if isinstance(n, numbers.Integral):
+        return as_tensor(x).polygamma(n)  # (n = 0: digamma)
+    n, x = _tensors([n, x], "polygamma")
+    out = where(n == 0, x.digamma(), x.polygamma(n))
+    return where(n == n.floor(), out, math.nan)
+
+
+def multigammaln(a, d: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension `d`, ``d (d - 1) / 4
+    log(pi) + sum_j gammaln(a - j / 2)`` for j < d. (SciPy checks ``a > (d - 1) / 2``,
+    which reads the values; this does not.)"""
+    if not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"multigammaln: d must be a positive integer, got {d!r}")
+    a = as_tensor(a)
+    total = a.lgamma()
+    for j in range(1, d):
+        total = total + (a - j / 2).lgamma()
+    return total + d * (d - 1) / 4 * math.log(math.pi)
+
+
+def betaln(a, b) -> Tensor:
+    """``log|beta(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)``. (A difference of
+    large logs: digits go where one argument is much larger than the other, 1e-10 relative
+    at a ratio of 1e6.)"""
+    a, b = _tensors([a, b], "betaln")
+    return a.lgamma() + b.lgamma() - (a + b).lgamma()
+
+
+def beta(a, b) -> Tensor:
+    """The beta function ``gamma(a) gamma(b) / gamma(a + b)``, as ``exp(betaln)`` with the
+    sign of the gammas."""
+    a, b = _tensors([a, b], "beta")
+    value = betaln(a, b).exp()
+    negative = _gamma_negative(a) ^ _gamma_negative(b) ^ _gamma_negative(a + b)
+    return where(negative, -value, value)
+
+
+def erf(x) -> Tensor:
+    """The error function ``2 / sqrt(pi) * integral of exp(-t**2) from 0 to x``."""
+    return as_tensor(x).erf()
+
+
+def erfc(x) -> Tensor:
+    """``1 - erf(x)``, accurate where it is small (large x)."""
+    return as_tensor(x).erfc()
+
+
+def erfinv(y) -> Tensor:
+    """The inverse of `erf`: NaN beyond [-1, 1], +-inf at +-1; its derivative is ``sqrt(pi)
+    / 2 * exp(erfinv(y)**2)``."""
+    return as_tensor(y).erfinv()
