@@ -336,7 +336,7 @@ def _pad_constant(x: Tensor, widths, values) -> Tensor:
     return out
 
 
-def take_along_axis(arr, indices, axis: int | None) -> Tensor:
+def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
     """`arr` read at `indices` along `axis` (NumPy's ``take_along_axis``): what
     ``argsort``, ``argmax(keepdims=True)`` or ``argpartition`` give picks the values.
 

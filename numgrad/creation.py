@@ -98,19 +98,29 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
     return Tensor._wrap(LazyBuffer.const(fill_value, shape, dtype, as_device(device)))
 
 
-def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros of `shape`, float64 unless `dtype` is given (as NumPy)."""
-    return full(_shape_arg(shape), 0, dtype or dtypes.float64, device, requires_grad)
+def zeros(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of the shape given as ints or one sequence (``zeros(2, 3)``, ``zeros((2,
+    3))``) or as `shape`, float64 unless `dtype` is given (as NumPy)."""
+    return full(_dims(size, shape), 0, dtype or dtypes.float64, device, requires_grad)
 
 
-def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones of `shape`, float64 unless `dtype` is given (as NumPy)."""
-    return full(_shape_arg(shape), 1, dtype or dtypes.float64, device, requires_grad)
+def ones(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of the shape given as `zeros` takes it, float64 unless `dtype` is given."""
+    return full(_dims(size, shape), 1, dtype or dtypes.float64, device, requires_grad)
 
 
-def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, shape=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Like `zeros` (buffers are never uninitialised in numgrad)."""
-    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(*size, shape=shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _dims(size: tuple, shape) -> tuple[int, ...]:
+    """A shape given positionally or as ``shape=`` (NumPy's and the standard's name)."""
+    if shape is None:
+        return _shape_arg(size)
+    if size:
+        raise TypeError(f"the shape was given twice: {size!r} and shape={shape!r}")
+    return _shape_arg((shape,))
 
 
 def _like(x: Tensor, fill_value, dtype, device, requires_grad) -> Tensor:

@@ -38,12 +38,14 @@ def _tensors(arrays, name: str) -> list[Tensor]:
     return [_tensor(a, device) for a in arrays]
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+def concatenate(tensors: Sequence[Tensor], axis: int | None = 0) -> Tensor:
     """Join tensors (or arrays: they go to the first tensor's device) along an existing
-    axis."""
+    axis; ``axis=None`` joins them flattened (NumPy's)."""
     tensors = _tensors(tensors, "concatenate")
     if not tensors:
         raise ValueError("concatenate needs at least one tensor")
+    if axis is None:
+        tensors, axis = [t.reshape(-1) for t in tensors], 0
     first = tensors[0]
     if first.ndim == 0:
         raise ValueError("zero-dimensional tensors cannot be concatenated")

@@ -265,16 +265,20 @@ class OrderMethods(TensorBase):
         return x
 
     def argsort(self, axis: int | None = -1, kind: str | None = None, order=None, *,
-                stable: bool | None = None) -> TensorBase:
+                stable: bool | None = None, descending: bool = False) -> TensorBase:
         """The indices (int64) that sort along `axis` (None: the flattened tensor), as
         NumPy's ``argsort``; no gradient.
 
         `kind` and `stable` are checked as NumPy checks them, and the sort is always
         stable: ties keep their order (NumPy's ``kind='stable'``; its default quicksort
-        may order ties otherwise).
+        may order ties otherwise), also with `descending` (the standard's: largest
+        first, NaN first).
         """
         _check_kind(kind, order, stable)
         x, axis = _along(self, axis, zero_d_as_1d=True)
+        if descending:  # the ascending order of the reversed values, reversed
+            flipped = _apply("argsort", (x.flip(axis),), axis, x.shape, dtypes.int64)
+            return (x.shape[axis] - 1 - flipped).flip(axis)
         return _apply("argsort", (x,), axis, x.shape, dtypes.int64)
 
     def argpartition(self, kth, axis: int | None = -1, kind: str = "introselect",
@@ -289,7 +293,7 @@ class OrderMethods(TensorBase):
                       dtypes.int64)
 
     def sort(self, axis: int = -1, kind: str | None = None, order=None, *,
-             stable: bool | None = None) -> None:
+             stable: bool | None = None, descending: bool = False) -> None:
         """Sort this tensor in place along `axis`, as NumPy's ``ndarray.sort``; returns None.
 
         The tensor gets the sorted value (tensors taken from it before keep theirs); a
@@ -309,18 +313,21 @@ class OrderMethods(TensorBase):
             raise TypeError("Tensor.sort sorts in place along one axis, so axis=None is not "
                             "allowed; numgrad.sort(x, axis=None) sorts a flattened copy")
         self._rebind(self)  # the in-place checks, before the permutation is computed
-        self._rebind(self._sorted(axis, kind, order, stable=stable))
+        self._rebind(self._sorted(axis, kind, order, stable=stable, descending=descending))
 
     def _sorted(self, axis: int | None = -1, kind: str | None = None, order=None, *,
-                stable: bool | None = None) -> TensorBase:
+                stable: bool | None = None, descending: bool = False) -> TensorBase:
         """A sorted copy along `axis` (None: of the flattened tensor), as NumPy's ``sort``.
 
         `kind` and `stable` are checked as NumPy checks them; the sort is stable, so the
         gradient, which flows through the sorting permutation, goes to each element
-        where NumPy's stable sort puts it (ties in their order). NaN sorts last.
+        where NumPy's stable sort puts it (ties in their order). NaN sorts last, or
+        first with `descending` (the standard's: largest first, ties in their order).
         """
         _check_kind(kind, order, stable)
         x, axis = _along(self, axis)
+        if descending:
+            return _permuted(x.flip(axis), "argsort", axis, axis).flip(axis)
         return _permuted(x, "argsort", axis, axis)
 
     def partition(self, kth, axis: int = -1, kind: str = "introselect", order=None) -> None:

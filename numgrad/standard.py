@@ -15,14 +15,16 @@ import numpy as np
 
 from numgrad import dtypes
 from numgrad.creation import tensor
+from numgrad.device import Device, as_device, cuda_is_available, get_default_device
 from numgrad.functions import arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh
 from numgrad.joining import concatenate
 from numgrad.searching import unique
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import power
 
-__all__ = ["acos", "acosh", "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh",
-           "can_cast", "concat", "finfo", "iinfo", "isdtype", "matrix_transpose",
+__all__ = ["__array_api_version__", "__array_namespace_info__", "acos", "acosh", "asarray",
+           "asin", "asinh", "astype", "atan", "atan2", "atanh", "can_cast", "concat", "finfo",
+           "iinfo", "isdtype", "matrix_transpose",
            "permute_dims", "pow", "result_type", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "unstack", "vecdot"]
 
@@ -32,8 +34,6 @@ atan, atan2, atanh, pow = arctan, arctan2, arctanh, power  # noqa: A001 - the st
 
 def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     """`concatenate`; ``axis=None`` joins the flattened arrays."""
-    if axis is None:
-        return concatenate([asarray(a).reshape(-1) for a in arrays], axis=0)
     return concatenate(arrays, axis=axis)
 
 
@@ -60,11 +60,15 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
 
 def asarray(obj, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
     """`obj` as a tensor: a tensor itself when it already is one of that dtype and
-    device (and `copy` is not True), else `numgrad.tensor` of it (``copy=False``: no
-    copy, or ValueError)."""
-    if isinstance(obj, Tensor) and copy is not True:
+    device (``copy=True``: a new tensor, `Tensor.copy`), else `numgrad.tensor` of it
+    (``copy=False``: no copy, or ValueError). A tensor's history is kept either way:
+    its gradient flows back through the result (libraries written for the standard
+    copy before they change an array in place, as SciPy's ``logsumexp`` does)."""
+    if isinstance(obj, Tensor):
         moved = obj.to(device, dtype)
-        if copy is False and moved is not obj:
+        if moved is obj:
+            return obj.copy() if copy else obj
+        if copy is False:
             return tensor(obj, dtype=dtype, device=device, copy=False)  # (raises: says why)
         return moved
     return tensor(obj, dtype=dtype, device=device, copy=copy)
@@ -146,3 +150,56 @@ def unique_all(x: Tensor, /) -> UniqueAll:
     values, indices, inverse, counts = unique(x, return_index=True, return_inverse=True,
                                               return_counts=True)
     return UniqueAll(values, indices, inverse.reshape(asarray(x).shape), counts)
+
+
+# ---- the namespace's own description ----------------------------------------------
+
+#: the version of the standard numgrad's namespace follows (``t.__array_namespace__()``)
+__array_api_version__ = "2024.12"
+#: the versions `Tensor.__array_namespace__` answers for: each one's names are numgrad's
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+_KINDS = {"bool": "bool", "real floating": "real floating", "integral": "integral",
+          "signed integer": "signed integer", "unsigned integer": "unsigned integer",
+          "numeric": "numeric", "complex floating": "complex floating"}
+
+
+class Info:
+    """What the namespace holds (`__array_namespace_info__`): its capabilities, devices
+    and dtypes. numgrad has no complex dtypes and no unsigned or 8- and 16-bit integers:
+    `dtypes` lists the ones it has."""
+
+    def capabilities(self) -> dict:
+        """Boolean indexing and data-dependent shapes (``nonzero``, ``unique``) are
+        there. Up to 20 dimensions a kernel over them compiles: it is a loop nest, and
+        Python compiles at most 20 nested blocks (NumPy's arrays have up to 64)."""
+        return {"boolean indexing": True, "data-dependent shapes": True,
+                "max dimensions": 20}
+
+    def default_device(self) -> Device:
+        """The device creation functions use when given none (`numgrad.set_default_device`)."""
+        return get_default_device()
+
+    def default_dtypes(self, *, device=None) -> dict:
+        """float64 and int64, on every device (a complex default has no dtype to name:
+        None)."""
+        if device is not None:
+            as_device(device)  # (a bad device is an error)
+        return {"real floating": dtypes.float64, "complex floating": None,
+                "integral": dtypes.int64, "indexing": dtypes.int64}
+
+    def devices(self) -> list[Device]:
+        """The CPU, and the GPU where CUDA is there."""
+        return [as_device("cpu")] + ([as_device("cuda")] if cuda_is_available() else [])
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """numgrad's dtypes by name (the same on every device), those of `kind` (a kind
+        name or a tuple of them, as `isdtype` takes) if given."""
+        if device is not None:
+            as_device(device)
+        return {d.name: d for d in dtypes.SUPPORTED if kind is None or isdtype(d, kind)}
+
+
+def __array_namespace_info__() -> Info:
+    """The standard's inspection object for this namespace (`Info`)."""
+    return Info()

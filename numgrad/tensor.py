@@ -213,6 +213,24 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
             out = _copy(out, as_device(device))
         return out
 
+    def to_device(self, device, /, *, stream=None) -> Tensor:
+        """This tensor on `device` (the standard's name for ``to(device)``); `stream`
+        must be None (numgrad runs on each device's default stream)."""
+        if stream is not None:
+            raise ValueError(f"to_device: numgrad takes no stream, got {stream!r}")
+        return self.to(device)
+
+    def __array_namespace__(self, /, *, api_version: str | None = None):
+        """The namespace of the Python Array API standard for this tensor: `numgrad`
+        itself (its version: ``numgrad.__array_api_version__``; code written for the
+        standard, and libraries that support it, such as SciPy under
+        ``SCIPY_ARRAY_API=1``, find numgrad's functions through it)."""
+        import numgrad
+        if api_version is not None and api_version not in numgrad.standard.API_VERSIONS:
+            raise ValueError(f"numgrad has no namespace for Array API version "
+                             f"{api_version!r}; it has {numgrad.standard.API_VERSIONS}")
+        return numgrad
+
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
@@ -272,8 +290,10 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
             x = _as(x, dtypes.int64)  # NumPy sums bool and int32 in int64
         return _reduce("sum", x, axis, keepdims)
 
-    def prod(self, axis=None, keepdims: bool = False) -> Tensor:
-        x = _as(self, dtypes.int64) if self.dtype.kind in "bi" else self
+    def prod(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
+        x = self if dtype is None else self.astype(dtype)
+        if x.dtype.kind in "bi" and dtype is None:
+            x = _as(x, dtypes.int64)  # (as sum)
         return _reduce("prod", x, axis, keepdims)
 
     def max(self, axis=None, keepdims: bool = False) -> Tensor:
@@ -282,18 +302,23 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def min(self, axis=None, keepdims: bool = False) -> Tensor:
         return _reduce("min", self, axis, keepdims)
 
-    def mean(self, axis=None, keepdims: bool = False) -> Tensor:
-        x = _as(self, dtypes.to_float(self.dtype))
-        return x.sum(axis, keepdims) / _count(self.shape, axis)
+    def mean(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
+        """The mean, computed in `dtype` if given (else the floating dtype of this)."""
+        x = _as(self, dtypes.to_float(self.dtype) if dtype is None else dtypes.as_dtype(dtype))
+        return _as(x.sum(axis, keepdims) / _count(self.shape, axis), x.dtype)
 
-    def var(self, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-        """Variance with NumPy's default ``ddof=0``."""
+    def var(self, axis=None, ddof: int = 0, keepdims: bool = False, *,
+            correction: float | None = None) -> Tensor:
+        """Variance with NumPy's default ``ddof=0``; `correction` is the standard's (and
+        NumPy 2's) name for `ddof`."""
+        ddof = _correction(ddof, correction)
         x = _as(self, dtypes.to_float(self.dtype))
         centered = x - x.mean(axis, keepdims=True)
         return (centered * centered).sum(axis, keepdims) / (_count(self.shape, axis) - ddof)
 
-    def std(self, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-        return self.var(axis, ddof, keepdims).sqrt()
+    def std(self, axis=None, ddof: int = 0, keepdims: bool = False, *,
+            correction: float | None = None) -> Tensor:
+        return self.var(axis, ddof, keepdims, correction=correction).sqrt()
 
     def logsumexp(self, axis=None, keepdims: bool = False) -> Tensor:
         """``log(sum(exp(x)))``, shifted by the maximum so it cannot overflow."""
@@ -435,6 +460,16 @@ class _HookHandle:
 
 def _count(shape, axis) -> int:
     return math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
+
+
+def _correction(ddof, correction):
+    """The degrees of freedom given as NumPy's `ddof` or the standard's `correction`."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"give ddof or correction, not both (ddof={ddof!r}, "
+                         f"correction={correction!r})")
+    return correction
 
 
 # ---- module-level operations -------------------------------------------------------

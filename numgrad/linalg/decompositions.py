@@ -1,4 +1,5 @@
-"""``ng.linalg`` decompositions: cholesky, eigh, svd and qr.
+"""``ng.linalg`` decompositions: cholesky, eigh, svd and qr; the Array API standard's
+svdvals, eigvalsh and matrix_rank are read off svd and eigh.
 
 Each is one library primitive whose ``ref`` is NumPy's function (LAPACK's results, so
 eigenvector, singular-vector and Q/R signs are NumPy's); several outputs are packed in
@@ -16,6 +17,7 @@ The rules are the standard ones (PyTorch's and JAX's), written with Tensor opera
 
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +26,7 @@ from numgrad.joining import concatenate
 from numgrad.linalg.solvers import solve_stacked
 from numgrad.linalg.stacks import (
     TensorLike,
+    as_tensor,
     define,
     eye,
     gap_reciprocals,
@@ -37,7 +40,8 @@ from numgrad.linalg.stacks import (
 from numgrad.primitives import _apply
 from numgrad.tensor import Tensor
 
-__all__ = ["EighResult", "QRResult", "SVDResult", "cholesky", "eigh", "qr", "svd"]
+__all__ = ["EighResult", "QRResult", "SVDResult", "cholesky", "eigh", "eigvalsh",
+           "matrix_rank", "qr", "svd", "svdvals"]
 
 
 class EighResult(NamedTuple):
@@ -126,6 +130,23 @@ def eigh(a: TensorLike, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's 
     return EighResult(*unpack(packed("eigh", a, uplo, parts), parts))
 
 
+def eigvalsh(x: TensorLike, /) -> Tensor:
+    """The eigenvalues (ascending) of each symmetric matrix in `x`, as the Array API
+    standard's (and ``np.linalg.eigvalsh``): ``eigh(x).eigenvalues``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Stacked symmetric matrices, at least 2-D; only the lower triangle is read.
+
+    Returns
+    -------
+    Tensor
+        Shape ``x.shape[:-1]``. Differentiable (`eigh`'s symmetric rule).
+    """
+    return eigh(x).eigenvalues
+
+
 # ---- svd -------------------------------------------------------------------------
 
 def _svd_parts(m: int, n: int, full: bool) -> list[tuple[int, ...]]:
@@ -181,6 +202,49 @@ def svd(a: TensorLike, full_matrices: bool = True, compute_uv: bool = True,
     parts = _svd_parts(m, n, full)
     u, s, vh = unpack(packed("svd", a, (full, bool(hermitian)), parts), parts)
     return SVDResult(u, s, vh) if compute_uv else s
+
+
+def svdvals(x: TensorLike, /) -> Tensor:
+    """The singular values of each matrix in `x`, descending, as the Array API standard's
+    (and ``np.linalg.svdvals``): ``svd(x, compute_uv=False)``.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Stacked matrices, at least 2-D, of shape ``(..., M, N)``.
+
+    Returns
+    -------
+    Tensor
+        Shape ``(..., min(M, N))``. Differentiable (`svd`'s rule).
+    """
+    return svd(x, compute_uv=False)
+
+
+def matrix_rank(x: TensorLike, /, *, rtol: float | TensorLike | None = None) -> Tensor:
+    """The rank of each matrix in `x`: the count of its singular values above
+    ``rtol * (its largest singular value)``, as the Array API standard's.
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Stacked matrices, at least 2-D, of shape ``(..., M, N)``.
+    rtol : float, Tensor, array_like or None
+        Relative tolerance: a number, or one per matrix (broadcast against
+        ``x.shape[:-2]``). None: ``max(M, N) * eps`` of `x`'s floating dtype.
+
+    Returns
+    -------
+    Tensor
+        int64 counts of shape ``x.shape[:-2]``. They read the values only: no gradient.
+    """
+    x = stacked(x, square=False)
+    s = svd(x.detach(), compute_uv=False)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
+    if not isinstance(rtol, numbers.Real):
+        rtol = as_tensor(rtol).detach()[..., None]
+    return (s > s.max(-1, keepdims=True) * rtol).sum(-1)
 
 
 # ---- qr --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""``ng.linalg.norm``: NumPy's vector and matrix norms, as composites of Tensor operations
-(the spectral and nuclear norms through `svd`), so each differentiates with no rule of
-its own.
+"""``ng.linalg.norm``: NumPy's vector and matrix norms, and the Array API standard's
+`vector_norm` and `matrix_norm` (the same computations behind the standard's signatures),
+as composites of Tensor operations (the spectral and nuclear norms through `svd`), so
+each differentiates with no rule of its own.
 
 Where a norm is 0 its square root (p-th root) has an infinite derivative; the root is
 taken of a value kept away from 0 there (`_root`), so the gradient at the zero vector is
@@ -10,15 +11,17 @@ taken of a value kept away from 0 there (`_root`), so the gradient at the zero v
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 
 from numgrad import dtypes
 from numgrad.linalg.decompositions import svd
-from numgrad.linalg.stacks import TensorLike, as_tensor
+from numgrad.linalg.stacks import TensorLike, as_tensor, stacked
 from numgrad.primitives import _as
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
 
-__all__ = ["norm"]
+__all__ = ["matrix_norm", "norm", "vector_norm"]
 
 _INF = math.inf
 
@@ -49,6 +52,92 @@ def norm(x: TensorLike, ord=None, axis=None, keepdims: bool = False) -> Tensor: 
     if len(axis) == 2:
         return _matrix_norm(x, ord, axis, keepdims)
     raise ValueError("Improper number of dimensions to norm.")
+
+
+def vector_norm(x: TensorLike, /, *, axis: int | tuple[int, ...] | None = None,
+                keepdims: bool = False, ord: float = 2) -> Tensor:  # noqa: A002
+    """The vector norm of `x` along `axis`, as the Array API standard's (and
+    ``np.linalg.vector_norm``).
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Input; integers are computed in float64.
+    axis : int, tuple of ints or None
+        The axes whose elements make each vector: None, all of them (`x` flattened); a
+        tuple, those axes together.
+    keepdims : bool
+        Keep the reduced axes, with length 1.
+    ord : real number
+        ``sum(|x|**ord)**(1/ord)``: 2 (Euclidean), 1, any other p, inf (largest
+        magnitude), -inf (smallest) or 0 (the count of nonzeros, no gradient).
+
+    Returns
+    -------
+    Tensor
+        The norms, floating.
+    """
+    x = as_tensor(x)
+    if isinstance(ord, bool) or not isinstance(ord, numbers.Real):
+        raise ValueError(f"vector_norm: ord must be a real number (inf, -inf and 0 too), "
+                         f"got ord {ord!r}")
+    axes = _vector_axes(axis, x.ndim)
+    x = _as(x, dtypes.to_float(x.dtype))
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    order = rest + sorted(axes)
+    flat = x if order == sorted(order) else x.transpose(tuple(order))
+    flat = flat.reshape(tuple(x.shape[d] for d in rest) + (math.prod(x.shape[d] for d in axes),))
+    out = _vector_norm(flat, ord, -1, False)
+    if keepdims:
+        out = out.reshape(tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
+    return out
+
+
+def _vector_axes(axis, ndim: int) -> tuple[int, ...]:
+    """`axis` (None, an int or a tuple) as distinct non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    try:
+        axes = tuple(normalize_axis(operator.index(a), ndim)
+                     for a in (axis if isinstance(axis, tuple) else (axis,)))
+    except TypeError:
+        raise TypeError(f"vector_norm: axis must be None, an integer or a tuple of integers, "
+                        f"got {axis!r}") from None
+    if len(set(axes)) < len(axes):
+        raise ValueError(f"vector_norm: repeated axis in axis={axis!r}")
+    return axes
+
+
+def matrix_norm(x: TensorLike, /, *, keepdims: bool = False,
+                ord: float | str = "fro") -> Tensor:  # noqa: A002
+    """The norm of each matrix in `x` (its last two axes), as the Array API standard's
+    (and ``np.linalg.matrix_norm``).
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Stacked matrices, at least 2-D; integers are computed in float64.
+    keepdims : bool
+        Keep the last two axes, with length 1.
+    ord : {'fro', 'nuc', 1, -1, 2, -2, inf, -inf}
+        Frobenius; nuclear (sum of singular values); largest (1) or smallest (-1)
+        column sum of magnitudes; largest (2) or smallest (-2) singular value; largest
+        (inf) or smallest (-inf) row sum of magnitudes.
+
+    Returns
+    -------
+    Tensor
+        The norms, of shape ``x.shape[:-2]`` (``keepdims``: with two trailing 1s).
+    """
+    x = stacked(x, square=False)
+    if not (isinstance(ord, str) and ord in ("fro", "nuc")
+            or isinstance(ord, numbers.Real) and not isinstance(ord, bool)
+            and ord in (1, -1, 2, -2, _INF, -_INF)):
+        raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf "
+                         f"or -inf, got ord {ord!r}")
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
 def _vector_norm(x: Tensor, ord, axis: int, keepdims: bool) -> Tensor:  # noqa: A002
