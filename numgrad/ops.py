@@ -193,8 +193,24 @@ def _matmul_vjp(g, out, x, y, arg):
     return g @ y.swapaxes(-1, -2), x.swapaxes(-1, -2) @ g
 
 
+class Table(dict):
+    """The table of primitives by name. It counts its changes (`generation`): what was
+    derived from its rows and kept (a step plan's kernels and rules) is stale once a row
+    is replaced."""
+
+    generation = 0
+
+    def __setitem__(self, name: str, row: Primitive) -> None:
+        super().__setitem__(name, row)
+        self.generation += 1
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name)
+        self.generation += 1
+
+
 P = Primitive
-TABLE: dict[str, Primitive] = {p.name: p for p in [
+TABLE: Table = Table({p.name: p for p in [
     # ---- elementwise unary ------------------------------------------------------
     P("negative", UNARY, "-x", lambda g, out, x, _: (-g,), np.negative),
     P("abs", UNARY, "abs(x)", lambda g, out, x, _: (g * x.sign(),), np.abs),
@@ -371,7 +387,7 @@ TABLE: dict[str, Primitive] = {p.name: p for p in [
     # ---- hand-written kernels and data ------------------------------------------
     P("matmul", MATMUL, vjp=_matmul_vjp, ref=np.matmul),
     P("load", LOAD),
-]}
+]})
 del P
 
 

@@ -47,6 +47,9 @@ class Tape(threading.local):
     folds: dict | None = None
     #: likewise: each realization the pass runs (`numgrad.engine.realize`)
     ran: list | None = None
+    #: whether a value was read during the backward pass now running (its rules'
+    #: results may depend on it: it keeps no step plan)
+    read = False
 
     def __init__(self):
         self.clear()

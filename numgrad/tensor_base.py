@@ -16,6 +16,7 @@ from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
+from numgrad.tape import TAPE
 
 Scalar = int | float | bool
 
@@ -71,12 +72,14 @@ class TensorBase:
 
     def _read(self, what: str) -> None:
         """Compute the value, to be read: a trace refuses that (`what` says why), and a
-        backward pass being recorded for reuse is then not kept (its rules' result
-        would hold the value: `numgrad.autograd.replay`)."""
+        backward pass that reads it is then not kept, as a recipe or as a step plan (its
+        rules' results would hold the value: `numgrad.autograd.replay`, `Tape.read`)."""
         if tracing.ACTIVE:
             tracing.check_read(what)
         if lazy.MADE is not None:
             lazy.MADE.append(None)
+        if TAPE.in_pass:
+            TAPE.read = True
         self.realize()
 
     def numpy(self) -> np.ndarray:

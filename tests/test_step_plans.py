@@ -8,6 +8,8 @@ every value exactly (float64, rtol 0: the plan is the pass's own schedule, so it
 kernels). `steps_replayed` (``record()``) counts the passes run as a plan.
 """
 
+import dataclasses
+import os
 import threading
 
 import numpy as np
@@ -17,7 +19,9 @@ from hypothesis import strategies as st
 
 import numgrad as ng
 from numgrad import remembering
+from numgrad.autograd import replay
 from numgrad.autograd import step as step_plans
+from numgrad.autograd.graph import OpNode
 from numgrad.autograd.stage import AtOnce
 from numgrad.engine import counters
 
@@ -27,6 +31,14 @@ ROWS, SIZES = 8, (5, 6, 3)
 
 # Every test twice: prepared replays run step by step, and written out.
 pytestmark = pytest.mark.usefixtures("replay_mode")
+
+
+#: tests of what does not depend on the device, or that launch hundreds of kernels a
+#: step (the deep recurrences: many minutes in Numba's CUDA simulator, which runs every
+#: thread of every launch in Python): the CPU runs cover them, and a GPU runs them
+not_simulated = pytest.mark.skipif(
+    os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    and os.environ.get("NUMGRAD_TEST_DEVICE") == "cuda", reason="too slow in the simulator")
 
 
 def _params():
@@ -96,6 +108,44 @@ def test_a_training_loop_runs_its_passes_as_plans_with_the_same_values():
     # the first pass records the plan (or, on a thread's first, starts the tape and the
     # second records it); the rest run it
     assert replayed[0] == 0 and replayed[2:] == [1] * 6
+
+
+@not_simulated
+def test_plans_need_no_backward_recipe(monkeypatch):
+    # A step plan is kept from a pass whose gradients follow from its structure, however
+    # it ran: here every pass runs the VJP rules (no recipe is ever made again).
+    monkeypatch.setattr(replay, "recall", lambda key: None)
+    replayed = _compare(_mlp_loop)
+    assert replayed[0] == 0 and replayed[2:] == [1] * 6
+
+
+@not_simulated
+def test_a_pass_whose_rules_read_a_value_keeps_no_plan(monkeypatch):
+    apply = OpNode.apply
+
+    def reading(node, g):
+        g.sum().item()  # (what a rule makes after this may depend on the value)
+        return apply(node, g)
+
+    monkeypatch.setattr(OpNode, "apply", reading)
+    monkeypatch.setattr(replay, "recall", lambda key: None)  # (no recipe says it either)
+    assert not any(_compare(_mlp_loop))
+
+
+def test_a_row_replaced_in_the_table_makes_the_plans_stale(monkeypatch):
+    x = ng.tensor([0.5, 1.0], requires_grad=True)
+    for _ in range(3):  # (a plan kept, then replayed)
+        ng.grad(x.exp().sum(), x)
+    exp = ng.ops.TABLE["exp"]
+    monkeypatch.setitem(ng.ops.TABLE, "exp", dataclasses.replace(
+        exp, vjp=lambda g, out, x, _: (g * 2.0,)))  # the same forward, another gradient
+    replayed = []
+    for _ in range(3):
+        with counters.record() as rec:
+            (g,) = ng.grad(x.exp().sum(), x)
+        np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
+        replayed.append(rec.steps_replayed)
+    assert replayed == [0, 1, 1]  # (the new row's plan from then on)
 
 
 def test_new_labels_at_every_step_are_bound_into_the_plan():
@@ -617,6 +667,7 @@ def _recurrence(steps: int, read_at=None, log: bool = False):
     return make
 
 
+@not_simulated
 @pytest.mark.parametrize("steps", [30, 120])
 def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
     replayed = _compare(_recurrence(steps))
@@ -626,6 +677,7 @@ def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
         len(plan.stages), plan.cut)
 
 
+@not_simulated
 def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
     replayed = _compare(_recurrence(120, log=True))
     assert replayed[2:] == [1] * 6
@@ -633,6 +685,7 @@ def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
     assert any(type(ref) is AtOnce for stage in plan.stages for ref in stage.sources)
 
 
+@not_simulated
 @pytest.mark.parametrize("read_at", [None, 7, 100])
 def test_a_forward_cut_or_read_elsewhere_runs_its_pass_as_before(read_at):
     replayed = _compare(_recurrence(120, read_at))
@@ -640,6 +693,7 @@ def test_a_forward_cut_or_read_elsewhere_runs_its_pass_as_before(read_at):
     assert replayed[2:] == ([1] * 6 if read_at is None else [1, 1, 1, 0, 1, 1])
 
 
+@not_simulated
 def test_threads_replay_plans_of_stages_at_once():
     """Two threads train the deep recurrence at once, each with a plan of stages: each
     gets what it gets alone with nothing remembered."""

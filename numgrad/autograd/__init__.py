@@ -45,19 +45,19 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     segment = step.take(tensors, plain)
     if segment is not None and step.replay(segment) is not None:
         return  # (the step recorded as before: its plan ran, `numgrad.autograd.step`)
-    touched, rebuilt = [], []
+    touched, structural = [], []
     _watch(segment)
     try:
         run_backward(tensors, grad_tensors, inputs, accumulate=True,
                      retain_graph=retain_graph, create_graph=create_graph, touched=touched,
-                     rebuilt=rebuilt)
+                     structural=structural)
         # The outputs are computed with the gradients: often the same pass over the data.
         outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
         engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
                        *(t._buf for t in outputs))
     finally:
         _unwatch()
-    step.remember(segment, [(t, t._grad) for t in touched], rebuilt)
+    step.remember(segment, [(t, t._grad) for t in touched], structural)
 
 
 def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = None,
@@ -98,19 +98,19 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
     grads = step.replay(segment) if segment is not None else None
     if grads is not None:
         return tuple(grads)  # (the step recorded as before: its plan ran)
-    rebuilt: list = []
+    structural: list = []
     _watch(segment)
     try:
         grads = run_backward(outputs, grad_outputs, inputs, accumulate=False,
                              retain_graph=retain_graph, create_graph=create_graph,
                              allow_unused=allow_unused, materialize_grads=materialize_grads,
-                             is_grads_batched=is_grads_batched, rebuilt=rebuilt)
+                             is_grads_batched=is_grads_batched, structural=structural)
         outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
         engine.realize(*(g._buf for g in grads if g is not None), *(t._buf for t in outs))
     finally:
         _unwatch()
     if segment is not None:
-        step.remember(segment, list(zip(segment.targets, grads)), rebuilt)
+        step.remember(segment, list(zip(segment.targets, grads)), structural)
     return grads
 
 
@@ -118,7 +118,7 @@ def _watch(segment: step.Segment | None) -> None:
     """Before a backward pass: the tape records none of its buffers, and notes the
     constants it folds and the realizations it runs if `segment` may keep its plan
     (`step.remember`)."""
-    TAPE.on, TAPE.in_pass = False, True
+    TAPE.on, TAPE.in_pass, TAPE.read = False, True, False
     if segment is not None:
         TAPE.folds, TAPE.ran = segment.folds, segment.ran
 

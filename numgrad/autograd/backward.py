@@ -13,6 +13,7 @@ from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.lazy import MAX_DEPTH
 from numgrad.ops import CONST, MOVEMENT
+from numgrad.tape import TAPE
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
 #: shared leaves (one model's parameters) add up, none overwriting another's sum.
@@ -104,7 +105,7 @@ def _needed(roots: list[Node], targets: dict | None) -> list[Node]:
 
 def _pending(needed: list[Node]) -> dict[Node, int]:
     """Each of the `needed` nodes with the number of needed nodes that will send it a
-    gradient (what running the rules counts down; a rebuilt pass needs none)."""
+    gradient (what running the rules counts down; a recipe made again needs none)."""
     waiting = dict.fromkeys(needed, 0)
     for node in needed:
         for n in node.next:
@@ -116,14 +117,14 @@ def _pending(needed: list[Node]) -> dict[Node, int]:
 def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_graph,
                  create_graph: bool, allow_unused: bool = False,
                  materialize_grads: bool = False, is_grads_batched: bool = False,
-                 touched: list | None = None, rebuilt: list | None = None):
+                 touched: list | None = None, structural: list | None = None):
     """Backpropagate from `outputs`; accumulate into ``.grad`` or return input gradients.
 
     With ``accumulate=True`` (``backward``) every leaf reached gets its gradient added
     to ``.grad`` (only `inputs`, when given); otherwise (``grad``) the gradients of
     `inputs` are returned as a tuple and no ``.grad`` changes. Tensors whose
-    ``.grad`` changed are appended to `touched`, and the needed nodes to `rebuilt` if
-    the pass was a recipe made again (`numgrad.autograd.replay`). With
+    ``.grad`` changed are appended to `touched`, and the needed nodes to `structural` if
+    the pass's gradients follow from its structure (`_propagate_or_replay`). With
     `is_grads_batched`, each seed has a leading batch dimension and each row is
     backpropagated at once.
     """
@@ -160,8 +161,8 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
             _propagate(outputs, seeds, _pending(order), deliver)
         else:
             if _propagate_or_replay(outputs, seeds, order, targets, deliver) and \
-                    rebuilt is not None:
-                rebuilt += order
+                    structural is not None:
+                structural += order
     if not retain_graph:
         for node in order:
             node.release()
@@ -255,7 +256,10 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     """`_propagate`, or, for a pass of a structure seen before, its recipe made again
     from this graph's saved values (`numgrad.autograd.replay`), whose gradients go to
     the leaves and `targets` (the only nodes that keep one: a pass with retained
-    gradients or hooks is not rebuilt). Returns whether the recipe was made again."""
+    gradients or hooks is not rebuilt). Returns whether the pass's gradients follow
+    from its structure (what a step plan needs, `numgrad.autograd.step`): its nodes
+    are primitives' with no hooks or retained gradients (`replay.structure` keys it),
+    and no rule read a value (`Tape.read`)."""
     key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = replay.recall(key) if key is not None else None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
@@ -264,13 +268,12 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
         wrap = type(seeds[0])._wrap
         for i, buf in replay.gradients(recipe, starts, order, targets):
             deliver(order[i], wrap(buf))
-        return True
-    if recipe is False:  # a new structure: run the rules, and record what they make
+    elif recipe is False:  # a new structure: run the rules, and record what they make
         replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
                                                    delivered), key, starts, order)
     else:
         _propagate(outputs, seeds, _pending(order), deliver)
-    return False
+    return key is not None and not TAPE.read
 
 
 def _call_hooks(node: Node, grad):

@@ -10,10 +10,11 @@ the schedule that the last backward pass of that tape realized, where each of it
 sources comes from (an outside buffer), which of its slots are the tape's buffers
 (stored into the new ones) and which are the leaves' gradients. ``ng.grad`` keys its
 own, with where each input is on the tape, and its plan returns the inputs' gradients. A
-pass is kept only when it was a recipe made again (`numgrad.autograd.replay`: no hooks,
-no retained gradients, no custom Function, no rule that read a value), so its graph
-follows from its structure. Its constants are not keyed: a Python scalar is an argument
-(a learning rate that changes at every step replays one plan). Each constant the plan's
+pass is kept only when its graph follows from its structure (no hooks, no retained
+gradients, no custom Function, no rule that read a value: `backward._propagate_or_replay`;
+no buffer loaded by a rule, no index array of a rule's own: `remember`). Its constants
+are not keyed: a Python scalar is an argument (a learning rate that changes at every
+step replays one plan). Each constant the plan's
 steps read is bound at every replay to the tape's constant at its position, or computed
 again, as the pass folded it, from the tape's constants; the others are the rules' own,
 fixed by the structure. Anything else (another backward's options, a tape broken by a
@@ -36,6 +37,7 @@ from numgrad.engine import counters
 from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.lazy import LazyBuffer, is_fixed
+from numgrad.ops import TABLE
 from numgrad.tape import TAPE
 
 #: Step plans kept, least recently used dropped first.
@@ -63,6 +65,9 @@ class StepPlan:
     grads: tuple[tuple[object, int], ...]
     #: the tape's history nodes (by number) whose saved values the pass freed
     released: tuple[int, ...]
+    #: the primitive table's generation it was made under (`numgrad.ops.Table`): a row
+    #: replaced since makes it stale (its kernels and rules are the old row's)
+    generation: int
     #: the tape's buffers (by position) that the stages read, computed when the
     #: forward was cut for depth (`Tape.cut`)
     cut: tuple[int, ...] = ()
@@ -167,7 +172,7 @@ def replay(segment: Segment) -> list | None:
         step = _plans.pop(segment.key, None)
         if step is not None:
             _plans[segment.key] = step
-    if step is None:
+    if step is None or step.generation != TABLE.generation:
         return None
     bufs = segment.bufs
     plans = [stage.bound(bufs) for stage in step.stages]
@@ -208,15 +213,16 @@ def replay(segment: Segment) -> list | None:
     return grads
 
 
-def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
-    """Keep the step plan of `segment`'s tape: the pass that ran from it (`rebuilt`: its
-    needed nodes, if its recipe was made again), whose realizations are
+def remember(segment: Segment | None, handed: list, structural: list) -> None:
+    """Keep the step plan of `segment`'s tape: the pass that ran from it (`structural`:
+    its needed nodes, if its gradients follow from its structure), whose realizations are
     `segment.ran`, and which handed the gradients `handed` (pairs of a target tensor
     and its gradient). Nothing is kept where a source, a gradient or a node is neither
     the tape's nor a realization's of the pass, or (``grad``) where an input's gradient
     is not the plan's."""
-    if segment is None or not segment.ran or not rebuilt:
+    if segment is None or not segment.ran or not structural:
         return
+    generation = TABLE.generation
     outside = {buf: k for k, buf in enumerate(segment.outside)}
     position = {buf: p for p, buf in enumerate(segment.bufs)}
     arrays = index_arrays(segment.bufs)
@@ -272,7 +278,7 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
         return
     number = {node: n for n, node in enumerate(segment.nodes)}
     released = []
-    for node in rebuilt:
+    for node in structural:
         if type(node) is not AccumulateGrad:
             if node not in number:
                 return
@@ -289,7 +295,7 @@ def remember(segment: Segment | None, handed: list, rebuilt: list) -> None:
     with _lock:
         _plans[segment.key] = StepPlan(tuple(stages), tuple(dropped),
                                        tuple(map(tuple, done)), tuple(stores), tuple(grads),
-                                       tuple(released), tuple(sorted(cut)))
+                                       tuple(released), generation, tuple(sorted(cut)))
         if len(_plans) > CAPACITY:
             del _plans[next(iter(_plans))]
 
