@@ -18,6 +18,7 @@ recorded operation.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -28,6 +29,10 @@ from numgrad.ops import CONST
 #: long one thousands): it stops, rather than hold every buffer made since the last
 #: realization.
 MAX_ENTRIES = 10_000
+#: A tape kept across realizations (`Tape.cut`) keeps what they computed alive: past
+#: this many bytes of its buffers, a realization starts a new tape instead (a step of
+#: large arrays is not worth a plan; inference read by read holds no memory for one).
+MAX_HELD_BYTES = 64 << 20
 
 
 class Tape(threading.local):
@@ -69,18 +74,23 @@ class Tape(threading.local):
         self.cutting = False
         #: the buffers it may still note (`MAX_ENTRIES` in all)
         self.room = MAX_ENTRIES
+        #: the bytes of the buffers described at its cuts (`MAX_HELD_BYTES` at most)
+        self.held = 0
 
     def cut(self) -> None:
-        """A realization for depth follows (`numgrad.primitives`): a step's forward goes
-        on after it, so the tape describes what it holds now, before its buffers are
-        computed (which drops their sources), and records on. A tape that holds no
-        history node (no step: work under ``no_grad``, whose computed buffers it would
-        keep) starts anew at the realization, as at any other."""
+        """A realization within a step follows (a cut for depth, `numgrad.primitives`, or
+        a value read before ``backward()``, `numgrad.tensor_base`): the step goes on after
+        it, so the tape describes what it holds now, before its buffers are computed
+        (which drops their sources), and records on. A tape that holds no history node
+        (no step: work under ``no_grad``, whose computed buffers it would keep), or whose
+        buffers would pass `MAX_HELD_BYTES`, starts anew at the realization, as at any
+        other."""
         if self.on and (self.nodes or self.before is not None):
+            held = self.held + sum(b.dtype.itemsize * math.prod(b.shape) for b in self.bufs)
             described = self.before or _Describing()
-            if described.add(self.bufs, self.nodes):
+            if held <= MAX_HELD_BYTES and described.add(self.bufs, self.nodes):
                 self.before, self.bufs, self.nodes = described, [], []
-                self.cutting, self.room = True, MAX_ENTRIES - described.count
+                self.cutting, self.room, self.held = True, MAX_ENTRIES - described.count, held
 
     def realizing(self) -> None:
         """A realization starts: a new tape, unless it is a cut's (`cut`)."""

@@ -80,6 +80,8 @@ class TensorBase:
             lazy.MADE.append(None)
         if TAPE.in_pass:
             TAPE.read = True
+        elif TAPE.on and self._buf.realized is None:
+            TAPE.cut()  # (a loss read before backward(): the step's tape goes on)
         self.realize()
 
     def numpy(self) -> np.ndarray:

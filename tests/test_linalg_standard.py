@@ -17,20 +17,13 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from test_linalg import RTOL, close
 
 import numgrad as ng
 
 LA = ng.linalg
-RTOL = 1e-12
 rng = np.random.default_rng(11)
 INF = math.inf
-
-
-def close(got, want, rtol=RTOL):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = max(np.abs(want).max(initial=0.0), 1.0)
-    np.testing.assert_allclose(got, want, rtol=0, atol=rtol * scale)
 
 
 def _no_ties(*shape):

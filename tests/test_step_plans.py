@@ -290,21 +290,36 @@ def test_passes_with_hooks_retained_gradients_or_options_run_as_before(special):
     assert replayed[3:5] == [1, 1] and replayed[5] == 0
 
 
-def test_a_value_read_before_backward_runs_the_pass_as_before():
-    a = rng.standard_normal(6)
-
+def _read_first(a):
     def make():
         x = ng.tensor(a, requires_grad=True)
 
         def loop(k):
             x.grad = None
-            y = (x * x).exp().sum()
-            value = y.item()  # computes the step so far: the tape starts again
+            y = (x * x).exp().sum() * (1.0 + 0.1 * k)
+            value = y.item()  # computes the step so far; its tape goes on (`Tape.cut`)
             y.backward()
             return value, x.grad.numpy()
         return loop
+    return make
 
-    assert not any(_compare(make))
+
+def test_a_value_read_before_backward_keeps_the_steps_plan():
+    replayed = _compare(_read_first(rng.standard_normal(6)))
+    assert replayed[2:] == [1] * 6
+
+
+def test_a_tape_holds_no_more_than_its_bytes_across_reads(monkeypatch):
+    from numgrad import tape
+
+    monkeypatch.setattr(tape, "MAX_HELD_BYTES", 0)  # (a read starts a new tape)
+    assert not any(_compare(_read_first(rng.standard_normal(6))))
+    # inference with grad on, read by read, and no backward: the tape does not grow
+    monkeypatch.setattr(tape, "MAX_HELD_BYTES", 200)  # (6 float64s a buffer: 48 bytes)
+    w = ng.tensor(rng.standard_normal(6), requires_grad=True)
+    for _ in range(50):
+        (w * w).sum().item()
+        assert tape.TAPE.held <= 200
 
 
 def test_an_index_that_would_need_wrapping_runs_as_before():
@@ -689,8 +704,11 @@ def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
 @pytest.mark.parametrize("read_at", [None, 7, 100])
 def test_a_forward_cut_or_read_elsewhere_runs_its_pass_as_before(read_at):
     replayed = _compare(_recurrence(120, read_at))
-    # (a read starts a new tape: step 5 describes no step, and the next replays again)
-    assert replayed[2:] == ([1] * 6 if read_at is None else [1, 1, 1, 0, 1, 1])
+    # A read keeps the tape (a cut, `Tape.cut`), and moves the forward's later cuts for
+    # depth. Read at t = 7, step 5's tape lacks values the plan reads from its cuts: its
+    # pass runs as before and keeps its own plan, which step 6 (no read) lacks in turn;
+    # step 7 replays. Read at t = 100, every value the plan reads is still computed.
+    assert replayed[2:] == {None: [1] * 6, 7: [1, 1, 1, 0, 0, 1], 100: [1] * 6}[read_at]
 
 
 @not_simulated
