@@ -18,8 +18,9 @@ W2 is ``asv_benchmarks``' Horner polynomial (398 recorded operations, value and
 derivative, time per operation); W1 is the transcendental chain at N = 1e3 (value and
 gradient); the MLP step is a 64-64-10 tanh network on 64 rows in float64 (loss,
 backward, and SGD under no_grad), on one batch of labels and on a new one at every
-step, and with a learning rate that decays at every step. Run it in a separate
-environment that has torch (a CPU build): numgrad never depends on it.
+step, with a learning rate that decays at every step, and with its loss read before
+backward(). Run it in a separate environment that has torch (a CPU build): numgrad
+never depends on it.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def torch_steps() -> list:
 
 def main(numgrad_only: bool = False, cpu_time: bool = False) -> None:
     names = ["W2 per op (398 ops)", "W1 value+grad, N=1e3", "MLP step 64-64-10",
-             "MLP step, new labels", "MLP step, decaying lr"]
-    per = [398, 1, 1, 1, 1]
+             "MLP step, new labels", "MLP step, decaying lr", "MLP step, loss read first"]
+    per = [398, 1, 1, 1, 1, 1]
     ours = eager_steps(ng, ng.nn.functional, np.random.default_rng(0))
     clock = "cpu" if cpu_time else "wall"
     if numgrad_only:

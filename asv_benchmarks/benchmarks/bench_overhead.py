@@ -63,8 +63,9 @@ def eager_steps(lib, functional, rng) -> tuple:
     N = 1e3 (value and gradient), the small MLP's step (loss, backward, and SGD
     under no_grad) on one batch, that step on a new batch of labels at every step
     (as training goes through its data: 1,000 batches in turn, more than the engine
-    keeps plans of), and that step with a learning rate that decays at every step (a
-    Python float), each a function of no arguments."""
+    keeps plans of), that step with a learning rate that decays at every step (a
+    Python float), and that step with its loss read before ``backward()``, each a
+    function of no arguments."""
     x = lib.tensor(0.7, requires_grad=True)
 
     def w2():
@@ -85,8 +86,10 @@ def eager_steps(lib, functional, rng) -> tuple:
     params = [lib.tensor(w.astype(np.float64), requires_grad=True)
               for w in mlp_weights(EAGER_SIZES)]
 
-    def mlp(targets=labels, lr=0.1):
+    def mlp(targets=labels, lr=0.1, read_first=False):
         loss = functional.cross_entropy(mlp_logits(data, params, lib.tanh), targets)
+        if read_first:  # (the loss printed, or tested for a stop, before backward)
+            loss.item()
         loss.backward()
         with lib.no_grad():
             for p in params:
@@ -103,14 +106,18 @@ def eager_steps(lib, functional, rng) -> tuple:
     def mlp_decaying_lr():
         return mlp(lr=0.1 * 0.9999 ** next(turn))
 
-    return w2, chain, mlp, mlp_new_labels, mlp_decaying_lr
+    def mlp_read_first():
+        return mlp(read_first=True)
+
+    return w2, chain, mlp, mlp_new_labels, mlp_decaying_lr, mlp_read_first
 
 
 class Eager:
     """Issue 13's eager loops, without ng.jit (`eager_steps`); `tools/eager_table.py`
     times them beside PyTorch's eager autograd."""
 
-    params = ["W2", "W1 1e3", "MLP", "MLP new labels", "MLP decaying lr"]
+    params = ["W2", "W1 1e3", "MLP", "MLP new labels", "MLP decaying lr",
+              "MLP loss read first"]
     param_names = ["workload"]
 
     def setup(self, workload):
