@@ -1,7 +1,7 @@
 """Static arguments described for keys: what of an operation's argument is structure
 (axes, shapes, slices) and what is a value (an index array's contents), as the engine's
-schedule keys (`numgrad.engine.reuse`), the backward recipes (`numgrad.autograd.replay`)
-and the tapes (`numgrad.tape`) read them."""
+schedule keys (`numgrad.plan.schedules`), the backward recipes (`numgrad.plan.recipes`)
+and the tapes (`numgrad.plan.tape`) read them."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from numgrad.dtypes import python_scalar
 from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY, Primitive
-from numgrad.tape import TAPE
+from numgrad.plan.tape import TAPE
 
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
@@ -22,7 +22,7 @@ class LazyBuffer:
     Once realized, a buffer drops its sources, so a realized graph is just its
     arrays. ``arg`` holds the operation's static argument (axes, a shape, an
     index key, a constant's value). ``sig`` is the engine's number for what the node
-    is, less its sources (`numgrad.engine.reuse.signature`), found when first walked
+    is, less its sources (`numgrad.plan.schedules.signature`), found when first walked
     (or given by the backward recipe that made it again). ``key_view``, set only on a
     computed value used as an index, is the read-only view of it that keys are made of
     (`numgrad.primitives.key_array`).
@@ -151,7 +151,7 @@ _FLOAT64, _FLOAT64_ARITHMETIC = np.dtype(np.float64), {
 #: inf or nan as kernels do. Not while ``ng.jit`` traces (`TRACING`): a trace records
 #: everything. Tests of the lazy engine on scalar graphs turn it off.
 AT_ONCE = True
-#: Whether a thread traces for ng.jit (set by `numgrad.tracing`).
+#: Whether a thread traces for ng.jit (set by `numgrad.plan.tracing`).
 TRACING = False
 _AT_ONCE_KINDS = frozenset({UNARY, BINARY, TERNARY})
 #: The dtypes of the operands computed at once: floating and boolean
@@ -224,7 +224,7 @@ def computed(value, shape, dtype: np.dtype, device) -> LazyBuffer:
     return buf
 
 
-#: While a backward pass is recorded for reuse (`numgrad.autograd.replay`), the list
+#: While a backward pass is recorded for reuse (`numgrad.plan.recipes`), the list
 #: `make` notes each call in, as (buffer, op, srcs, arg); None otherwise.
 MADE: list | None = None
 _new = object.__new__
@@ -234,7 +234,7 @@ _CONST, _LOAD = TABLE["const"], TABLE["load"]
 #: Realized buffers of arrays that follow from static values alone (a triangle's mask,
 #: an identity), one per description: a rule that reads one makes the same graph at
 #: every pass, so a recipe or a step plan keeps the buffer itself
-#: (`numgrad.autograd.replay`). Emptied when full; a recipe still holding a buffer let
+#: (`numgrad.plan.recipes`). Emptied when full; a recipe still holding a buffer let
 #: go holds its value, which never changes.
 _fixed: dict[tuple, LazyBuffer] = {}
 _fixed_bufs: set[LazyBuffer] = set()

@@ -16,14 +16,15 @@ import weakref
 
 import numpy as np
 
-from numgrad import dtypes, engine, lazy, tracing
+from numgrad import dtypes, engine, lazy
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE, TERNARY
+from numgrad.plan import tracing
+from numgrad.plan.tape import TAPE
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
-from numgrad.tape import TAPE
 from numgrad.tensor_base import _VALUE_READ, TensorBase
 
 # ---- the one place operations are recorded -----------------------------------------
@@ -332,7 +333,7 @@ def _checked_key(key, shape) -> tuple[tuple, tuple[int, ...]]:
 def _frozen(index: np.ndarray) -> np.ndarray:
     """`index`, an array a key made, read-only and noted as a key's own (a key made
     again of it, as a VJP rule's, keeps it: the engine finds a node's index arrays by
-    identity, `numgrad.autograd.replay`)."""
+    identity, `numgrad.plan.recipes`)."""
     index.flags.writeable = False
     number = id(index)
     _KEY_ARRAYS[number] = weakref.ref(index, lambda _: _KEY_ARRAYS.pop(number, None))

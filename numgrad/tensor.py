@@ -15,12 +15,13 @@ import weakref
 
 import numpy as np
 
-from numgrad import dtypes, engine, tracing
+from numgrad import dtypes, engine
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
 from numgrad.ordering import OrderMethods
+from numgrad.plan import tracing
 from numgrad.primitives import (
     _apply,
     _as,

@@ -11,12 +11,13 @@ import math
 
 import numpy as np
 
-from numgrad import engine, lazy, numpy_api, tracing
+from numgrad import engine, lazy, numpy_api
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
-from numgrad.tape import TAPE
+from numgrad.plan import tracing
+from numgrad.plan.tape import TAPE
 
 Scalar = int | float | bool
 
@@ -73,7 +74,7 @@ class TensorBase:
     def _read(self, what: str) -> None:
         """Compute the value, to be read: a trace refuses that (`what` says why), and a
         backward pass that reads it is then not kept, as a recipe or as a step plan (its
-        rules' results would hold the value: `numgrad.autograd.replay`, `Tape.read`)."""
+        rules' results would hold the value: `numgrad.plan.recipes`, `Tape.read`)."""
         if tracing.ACTIVE:
             tracing.check_read(what)
         if lazy.MADE is not None:

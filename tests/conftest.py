@@ -48,9 +48,9 @@ def numba_cpu(monkeypatch):
                 os.environ.get("NUMGRAD_TEST_DEVICE", "cpu") == "cpu" else ["stepwise"])
 def replay_mode(request):
     """A module's tests twice: prepared replays run step by step, and written out from
-    the first (`numgrad.engine.prepared.UNROLL_AT`). (Plans are prepared on the CPU
+    the first (`numgrad.plan.prepared.UNROLL_AT`). (Plans are prepared on the CPU
     only: on CUDA, once.)"""
-    from numgrad.engine import prepared
+    from numgrad.plan import prepared
 
     default = prepared.UNROLL_AT
     prepared.UNROLL_AT = 10**9 if request.param == "stepwise" else 1

@@ -9,7 +9,7 @@ second, third or 32nd run of a structure. A program's results must not depend on
 Each program of `random_programs` runs here as a *scenario*, a loop step that a user
 would write, `REPEATS` times in a row, and every run's results (values and gradients,
 read at once and again after the loop) must equal, bit for bit, the same run with
-every remembering layer switched off (`numgrad.remembering`). The scenarios:
+every remembering layer switched off (`numgrad.plan`). The scenarios:
 
 - ``repeat``: the same inputs at every run (value and ``ng.grad``, or ``backward()``
   into fresh leaves);
@@ -54,10 +54,8 @@ import numpy as np
 import random_programs as rp
 
 import numgrad as ng
-from numgrad import remembering
-from numgrad.autograd import replay, step
+from numgrad import plan as remembering
 from numgrad.capture import RetraceWarning
-from numgrad.engine import reuse
 
 #: Runs of each program: past every arming threshold (plans from the third run, replays
 #: written out from the 32nd).
@@ -74,7 +72,7 @@ WEIGHTS = (3, 4, 3, 2, 1, 2)
 
 @contextlib.contextmanager
 def nothing_remembered():
-    """Every remembering layer switched off (`numgrad.remembering`), then restored."""
+    """Every remembering layer switched off (`numgrad.plan`), then restored."""
     before, remembering.ON = remembering.ON, False
     try:
         yield
@@ -84,10 +82,8 @@ def nothing_remembered():
 
 def forget() -> None:
     """Forget everything remembered so far: schedules (with their prepared replays),
-    backward recipes and step plans (a jitted function's traces are its own)."""
-    reuse.clear()
-    replay.clear()
-    step.clear()
+    backward recipes, step plans and jitted functions' traces."""
+    remembering.clear()
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

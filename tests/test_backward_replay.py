@@ -1,4 +1,4 @@
-"""Backward passes reused by structure (`numgrad.autograd.replay`): a pass over an
+"""Backward passes reused by structure (`numgrad.plan.recipes`): a pass over an
 autograd graph of a structure seen before rebuilds the gradients' lazy graph from the
 new saved values, without running the VJP rules, and gives what the rules give.
 
@@ -16,10 +16,8 @@ import random_programs as rp
 
 import numgrad as ng
 from numgrad import lazy
-from numgrad.autograd import replay
-from numgrad.autograd import step as step_plans
 from numgrad.autograd.graph import OpNode
-from numgrad.engine import reuse
+from numgrad.plan import recipes, schedules, step_plans
 
 rng = np.random.default_rng(11)
 
@@ -27,9 +25,9 @@ rng = np.random.default_rng(11)
 @pytest.fixture
 def rules(monkeypatch):
     """Count the VJP rules run, and start with no recipe (and no step plan: a step
-    plan runs no pass at all, `numgrad.autograd.step`)."""
-    replay.clear()
-    step_plans.clear()
+    plan runs no pass at all, `numgrad.plan.step_plans`)."""
+    recipes.CACHE.clear()
+    step_plans.CACHE.clear()
     ran = []
     apply = OpNode.apply
     monkeypatch.setattr(OpNode, "apply", lambda node, g: ran.append(node.op.name) or
@@ -51,8 +49,8 @@ def test_a_pass_of_a_structure_seen_before_runs_no_rule_and_gives_the_same_gradi
         grads.append((x.grad.numpy(), w.grad.numpy()))
         assert bool(rules) == (step == 0), step
         rules.clear()
-    replay.clear()  # the rules again, on the last step's values
-    step_plans.clear()
+    recipes.CACHE.clear()  # the rules again, on the last step's values
+    step_plans.CACHE.clear()
     x = ng.tensor(a + 2, requires_grad=True)
     w = ng.tensor(b, requires_grad=True)
     _step(x, w).backward()
@@ -149,10 +147,10 @@ def test_a_pass_whose_rules_read_a_value_is_not_kept(rules, monkeypatch):
 def test_replayed_passes_of_random_programs_match_autograd(monkeypatch):
     """The campaign's programs (so its kernels, from the disk cache) on their inputs,
     then on redrawn ones: the second pass is rebuilt, and must match autograd."""
-    replay.clear()
+    recipes.CACHE.clear()
     rebuilt = []
-    rebuild = replay.rebuild
-    monkeypatch.setattr(replay, "rebuild", lambda *a: rebuilt.append(1) or rebuild(*a))
+    rebuild = recipes.rebuild
+    monkeypatch.setattr(recipes, "rebuild", lambda *a: rebuilt.append(1) or rebuild(*a))
     checked = 0
     for seed in range(7000, 7020):
         base = rp.generate(seed)
@@ -192,7 +190,7 @@ def test_a_row_replaced_in_the_table_is_used_at_the_next_pass(rules, monkeypatch
 def test_threads_record_and_rebuild_passes_side_by_side():
     """One thread records at a time (its note of what the rules make is global); the
     others run their rules or rebuild, and every gradient is right (to 1e-12)."""
-    replay.clear()
+    recipes.CACHE.clear()
     errors = []
 
     def work(seed):
@@ -218,25 +216,25 @@ def test_threads_record_and_rebuild_passes_side_by_side():
 
 
 def test_a_rebuilt_pass_numbers_its_buffers_as_a_walk_would(rules, monkeypatch):
-    # A rebuilt buffer takes its signature from the recipe (engine.reuse.signature):
+    # A rebuilt buffer takes its signature from the recipe (`numgrad.plan.schedules.signature`):
     # it must be the one the engine's walk finds for it, or schedules would be mixed up.
     checked = []
-    rebuild = replay.rebuild
+    rebuild = recipes.rebuild
 
     def check(recipe, starts, order):
         bufs = rebuild(recipe, starts, order)
         for buf in bufs[len(starts):]:
             if buf.sig is not None:  # (pending: nothing realizes it before the walk)
-                assert buf.sig == reuse.signature(buf.op, buf.arg, buf.shape, buf.dtype,
+                assert buf.sig == schedules.signature(buf.op, buf.arg, buf.shape, buf.dtype,
                                                   buf.device, len(buf.srcs))
                 checked.append(buf)
         return bufs
 
-    monkeypatch.setattr(replay, "rebuild", check)
+    monkeypatch.setattr(recipes, "rebuild", check)
     for step in range(2):
         x = ng.tensor(rng.standard_normal((4, 3)), requires_grad=True)
         w = ng.tensor(rng.standard_normal((3, 3)), requires_grad=True)
-        step_plans.clear()  # (the second pass would run as the first one's step plan)
+        step_plans.CACHE.clear()  # (the second pass would run as the first one's step plan)
         _step(x, w, c=1.0 + step).backward()
     assert len(checked) > 5
 

@@ -11,13 +11,13 @@ import pytest
 from numpy.testing import assert_allclose
 
 import numgrad as ng
-from numgrad.autograd import replay
 from numgrad.autograd.backward import CUT_DEPTH
 from numgrad.engine.lowering import MAX_KERNEL_ARRAYS
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Launch
 from numgrad.kernels import cache
 from numgrad.lazy import MAX_DEPTH
+from numgrad.plan import recipes
 
 RTOL = 1e-12
 
@@ -121,7 +121,7 @@ def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
     # The same 150-step loop three times: the first pass runs the rules and cuts its
     # gradients together when they grow deeper than CUT_DEPTH; the rebuilt passes cut at
     # the same points, so they launch the same kernels and compile none.
-    replay.clear()
+    recipes.CACHE.clear()
     counts, grads = [], []
     for _ in range(3):
         w, hs = recurrence(150, w=0.7)

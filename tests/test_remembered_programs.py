@@ -16,11 +16,10 @@ import pytest
 import remembered_programs as mp
 
 import numgrad as ng
-from numgrad import remembering
-from numgrad.autograd import step
-from numgrad.autograd.stage import Stage
+from numgrad import plan as remembering
 from numgrad.capture.trace import Trace
-from numgrad.engine import prepared
+from numgrad.plan import prepared, step_plans
+from numgrad.plan.stage import Stage
 
 # (the modules: the packages' `backward` and `realize` are functions)
 backward = importlib.import_module("numgrad.autograd.backward")
@@ -159,7 +158,7 @@ def test_threads_catch_plans_run_by_two_threads_at_once(monkeypatch):
     a loaded machine changes: it must show within five campaigns (on a quiet one, the
     first catches it; under CI's two tracks three missed it once, 2026-12-04), with
     the interpreter switching threads every microsecond rather than every 5 ms."""
-    monkeypatch.setattr(step, "LOCK", contextlib.nullcontext())
+    monkeypatch.setattr(step_plans, "LOCK", contextlib.nullcontext())
     monkeypatch.setattr(realize_module, "LOCK", contextlib.nullcontext())
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)

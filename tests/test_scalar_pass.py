@@ -1,5 +1,5 @@
 """Backward passes over single numbers made again as Python code
-(`numgrad.autograd.scalar_pass`): a reused pass whose every buffer was one float64 or
+(`numgrad.plan.scalar_pass`): a reused pass whose every buffer was one float64 or
 bool value computed at once gives exactly what making it row by row gives (compared
 bit for bit, the sign of zero and NaN included), and falls back to that where a row
 raises or an operand is not what it was when the pass was recorded. Gradients are
@@ -13,9 +13,9 @@ from autograd import grad as hips_grad
 
 import numgrad as ng
 from numgrad import lazy
-from numgrad.autograd import replay, step
-from numgrad.autograd.scalar_pass import ScalarPass
 from numgrad.ops import BINARY, TABLE, UNARY
+from numgrad.plan import recipes, step_plans
+from numgrad.plan.scalar_pass import ScalarPass
 from numgrad.primitives import _elementwise
 
 ROWS = [row for row in TABLE.values() if row.kind in (UNARY, BINARY) and row.vjp
@@ -30,8 +30,8 @@ def runs(monkeypatch):
     """Start with no recipe nor step plan (a plan runs no pass); note each scalar pass
     run: True if it gave the values, False if it fell back to making the recipe row by
     row."""
-    replay.clear()
-    step.clear()
+    recipes.CACHE.clear()
+    step_plans.CACHE.clear()
     noted = []
     run = ScalarPass.run
     monkeypatch.setattr(ScalarPass, "run", lambda self, starts, refs: noted.append(

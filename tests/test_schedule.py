@@ -11,13 +11,13 @@ import pytest
 import numgrad as ng
 from numgrad import lazy, primitives
 from numgrad.autograd.backward import run_backward
-from numgrad.engine import prepared, reuse
 from numgrad.engine.launch import run
 from numgrad.engine.launch import upload as run_upload
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Call, Launch
 from numgrad.kernels import cpu
 from numgrad.kernels.layout import arrange, contiguous_strides
+from numgrad.plan import prepared, schedules
 
 rng = np.random.default_rng(7)
 
@@ -47,7 +47,7 @@ def test_a_rebound_schedule_steps_hold_the_new_graphs_constants():
     # (`Schedule.values`, which a prepared replay reads); its steps, made when first
     # read (explain, viz, a step-by-step run), hold them.
     x = ng.tensor(rng.standard_normal((3, 4)))
-    reuse.clear()
+    schedules.CACHE.clear()
     first, second = (schedule([((x * c).exp().sum(axis=1))._buf])[0] for c in (2.0, 3.0))
     assert second.template is first.steps  # the remembered steps, not made again
     assert first.steps[0].args == (2.0,) and second.steps[0].args == (3.0,)
@@ -199,7 +199,7 @@ def test_new_index_arrays_reuse_the_schedule_with_their_values(gather):
     # gradient or as an assignment.
     base = rng.standard_normal((5, 4))
     keys = [np.array([0, 2, 2, -1]), np.array([4, -5, 1, 1]), np.array([3, 3, 3, 0])]
-    reuse.clear()
+    schedules.CACHE.clear()
     for step, key in enumerate(keys):
         x = ng.tensor(base + step, requires_grad=gather == "scatter")
         with ng.engine.record() as rec:
@@ -234,7 +234,7 @@ def test_a_tensor_of_indices_keys_by_one_view_of_its_value(monkeypatch, numba_cp
     uploads = []
     monkeypatch.setattr(prepared, "upload", lambda *a: uploads.append(a) or run_upload(*a))
     base = rng.standard_normal((5, 4))
-    reuse.clear()
+    schedules.CACHE.clear()
     for step in range(6):
         got = (ng.tensor(base + step)[idx, cols] * 2.0).numpy()  # (a gather in a kernel)
         want = (base + step)[[0, 3, -1, 1], [1, 2, 0, 3]] * 2.0
@@ -246,7 +246,7 @@ def test_a_loss_over_new_labels_at_every_step_plans_once():
     # cross_entropy gathers by the labels: new labels at every step (a real training
     # loop's batches) reuse the schedule and the backward pass.
     x = ng.tensor(rng.standard_normal((4, 3)), requires_grad=True)
-    reuse.clear()
+    schedules.CACHE.clear()
     for step in range(4):
         labels = rng.integers(0, 3, 4)
         with ng.engine.record() as rec:
@@ -277,7 +277,7 @@ def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(mo
     # From its second run, a reused schedule replays its prepared plan (engine.prepared):
     # no step-by-step run, each step's constants (kernel arguments, and a constant
     # filled into a buffer for a matmul) and sources bound anew.
-    reuse.clear()
+    schedules.CACHE.clear()
     step_by_step = []
     monkeypatch.setattr(prepared, "run", lambda *a: step_by_step.append(a) or run(*a))
     a, b = rng.standard_normal((2, 3, 4))
@@ -296,10 +296,10 @@ def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(mo
 def test_signatures_numbered_anew_after_the_table_is_emptied_never_mix_schedules(
         monkeypatch):
     # The numbers of node signatures are never reused: emptying the full table
-    # (reuse.MAX_NUMBERS) only costs misses, even for pending nodes walked again that
+    # (schedules.MAX_NUMBERS) only costs misses, even for pending nodes walked again that
     # kept their old numbers, and graphs of other structures never share a schedule.
-    monkeypatch.setattr(reuse, "MAX_NUMBERS", 3)
-    reuse.clear()
+    monkeypatch.setattr(schedules, "MAX_NUMBERS", 3)
+    schedules.CACHE.clear()
     a = rng.standard_normal((2, 3))
     for i in range(6):
         x = ng.tensor(a + i)
@@ -318,7 +318,7 @@ def test_a_prepared_replay_counts_what_a_run_step_by_step_counts(numba_cpu):
     # (engine.prepared): an eager loop launches the same at every step, whether its
     # schedule runs step by step (the first three steps) or replays prepared; a replay
     # allocates less, recycling the buffers the last step dropped.
-    reuse.clear()
+    schedules.CACHE.clear()
     w = ng.tensor(rng.standard_normal((4, 3)))
     counts = []
     for i in range(4):
@@ -338,7 +338,7 @@ def test_values_a_loop_keeps_are_never_recycled(numba_cpu):
     # A replay recycles the buffers of the last step that nothing refers to any more
     # (engine.prepared): the values a loop keeps (tensors, their gradients, views of
     # them taken before or after they were computed) stay as they were computed.
-    reuse.clear()
+    schedules.CACHE.clear()
     a = rng.standard_normal((4, 5))
     x = ng.tensor(a, requires_grad=True)
     kept = []
@@ -365,8 +365,8 @@ def test_plans_that_let_go_of_their_arrays_allocate_afresh(monkeypatch, numba_cp
     # Only the HOLDING plans run last keep their arrays between runs: with one, two
     # loops in turn make each let go of its arrays and views at every step, and both
     # still compute their values (a plan's next run allocates and views afresh).
-    monkeypatch.setattr(prepared, "HOLDING", 1)
-    reuse.clear()
+    monkeypatch.setattr(prepared.HOLDING, "capacity", 1)
+    schedules.CACHE.clear()
     a, b = rng.standard_normal((2, 4, 5))
     for i in range(6):
         first = ((ng.tensor(a) * (i + 1.0)).tanh().T * 2.0).sum(axis=0)
@@ -374,12 +374,12 @@ def test_plans_that_let_go_of_their_arrays_allocate_afresh(monkeypatch, numba_cp
         np.testing.assert_allclose(first.numpy(), (np.tanh(a * (i + 1.0)).T * 2.0).sum(0),
                                    rtol=1e-12)
         np.testing.assert_allclose(second.numpy(), np.exp(b @ a.T + i).sum(1), rtol=1e-12)
-    assert len(prepared._holding) == 1
+    assert len(prepared.HOLDING) == 1
 
 
 def test_a_prepared_schedule_runs_step_by_step_for_sources_laid_out_otherwise(monkeypatch,
                                                                               numba_cpu):
-    reuse.clear()
+    schedules.CACHE.clear()
     step_by_step = []
     monkeypatch.setattr(prepared, "run", lambda *a: step_by_step.append(a) or run(*a))
     a = rng.standard_normal((3, 3))
@@ -401,7 +401,7 @@ def test_interpreted_schedules_run_step_by_step(monkeypatch):
     from numgrad.kernels import interpreter
 
     monkeypatch.setattr(ng.device.as_device("cpu"), "_backend", interpreter)
-    reuse.clear()
+    schedules.CACHE.clear()
     spied = []
     monkeypatch.setattr(prepared, "run", lambda *a: spied.append(len(a) == 3) or run(*a))
     a = rng.standard_normal(5)

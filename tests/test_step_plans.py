@@ -1,4 +1,4 @@
-"""Eager steps run again as they were (`numgrad.autograd.step`): a loop that records the
+"""Eager steps run again as they were (`numgrad.plan.step_plans`): a loop that records the
 same step at every iteration runs its backward pass as the last step's plan, and gets
 what the pass as it ran before gives, exactly.
 
@@ -18,12 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import numgrad as ng
-from numgrad import remembering
-from numgrad.autograd import replay
-from numgrad.autograd import step as step_plans
+from numgrad import plan as remembering
 from numgrad.autograd.graph import OpNode
-from numgrad.autograd.stage import AtOnce
 from numgrad.engine import counters
+from numgrad.plan import recipes, step_plans
+from numgrad.plan.stage import AtOnce
 
 F = ng.nn.functional
 rng = np.random.default_rng(5)
@@ -64,11 +63,11 @@ def _mlp_step(params, data, labels, lr=0.1, act="tanh"):
 def _run(loop, plans: bool):
     """`loop(k)` for k in 0..n-1 (a list of anything), and per step the number of
     passes run as a plan; with `plans` False, every pass runs as before."""
-    step_plans.clear()
+    step_plans.CACHE.clear()
     out, replayed = [], []
     for k in range(8):
         if not plans:
-            step_plans.clear()
+            step_plans.CACHE.clear()
         with counters.record() as rec:
             out.append(loop(k))
         replayed.append(rec.steps_replayed)
@@ -114,7 +113,7 @@ def test_a_training_loop_runs_its_passes_as_plans_with_the_same_values():
 def test_plans_need_no_backward_recipe(monkeypatch):
     # A step plan is kept from a pass whose gradients follow from its structure, however
     # it ran: here every pass runs the VJP rules (no recipe is ever made again).
-    monkeypatch.setattr(replay, "recall", lambda key: None)
+    monkeypatch.setattr(recipes, "recall", lambda key: None)
     replayed = _compare(_mlp_loop)
     assert replayed[0] == 0 and replayed[2:] == [1] * 6
 
@@ -128,7 +127,7 @@ def test_a_pass_whose_rules_read_a_value_keeps_no_plan(monkeypatch):
         return apply(node, g)
 
     monkeypatch.setattr(OpNode, "apply", reading)
-    monkeypatch.setattr(replay, "recall", lambda key: None)  # (no recipe says it either)
+    monkeypatch.setattr(recipes, "recall", lambda key: None)  # (no recipe says it either)
     assert not any(_compare(_mlp_loop))
 
 
@@ -197,7 +196,7 @@ def test_a_learning_rate_that_changes_at_every_step_replays_one_plan():
     state = rng.bit_generator.state
     replayed = _compare_from(state, make)
     assert replayed[2:] == [1] * 6
-    assert len(step_plans._plans) == 1
+    assert len(step_plans.CACHE) == 1
 
 
 def _compare_from(state, make_loop):
@@ -310,7 +309,7 @@ def test_a_value_read_before_backward_keeps_the_steps_plan():
 
 
 def test_a_tape_holds_no_more_than_its_bytes_across_reads(monkeypatch):
-    from numgrad import tape
+    from numgrad.plan import tape
 
     monkeypatch.setattr(tape, "MAX_HELD_BYTES", 0)  # (a read starts a new tape)
     assert not any(_compare(_read_first(rng.standard_normal(6))))
@@ -401,7 +400,7 @@ def test_a_trace_between_steps_runs_the_pass_after_it_as_before():
 
 
 def test_a_graph_built_up_without_realizing_is_let_go_by_the_tape(monkeypatch):
-    from numgrad import tape
+    from numgrad.plan import tape
 
     monkeypatch.setattr(tape, "MAX_ENTRIES", 50)
     x = ng.tensor(np.ones(3), requires_grad=True)
@@ -461,7 +460,7 @@ def test_random_constants_at_every_step_give_the_bits_of_a_run_with_nothing_reme
             out.append((w.grad.numpy(), y.numpy()))
         return out
 
-    step_plans.clear()
+    step_plans.CACHE.clear()
     with np.errstate(all="ignore"):
         with counters.record() as rec:
             ours = run()
@@ -687,7 +686,7 @@ def _recurrence(steps: int, read_at=None, log: bool = False):
 def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
     replayed = _compare(_recurrence(steps))
     assert replayed[2:] == [1] * 6
-    (plan,) = step_plans._plans.values()
+    (plan,) = step_plans.CACHE.values()
     assert len(plan.stages) > 1 and bool(plan.cut) == (steps == 120), (
         len(plan.stages), plan.cut)
 
@@ -696,7 +695,7 @@ def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
 def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
     replayed = _compare(_recurrence(120, log=True))
     assert replayed[2:] == [1] * 6
-    (plan,) = step_plans._plans.values()
+    (plan,) = step_plans.CACHE.values()
     assert any(type(ref) is AtOnce for stage in plan.stages for ref in stage.sources)
 
 

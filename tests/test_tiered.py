@@ -152,7 +152,7 @@ PREPARED = textwrap.dedent("""
     import json
     import numpy as np
     import numgrad as ng
-    from numgrad.engine import prepared
+    from numgrad.plan import prepared
     from numgrad.kernels import tiered
 
     replays = []
@@ -293,7 +293,7 @@ JIT = textwrap.dedent("""
     import json
     import numpy as np
     import numgrad as ng
-    from numgrad.engine import prepared
+    from numgrad.plan import prepared
     from numgrad.kernels import tiered
 
     replays = []

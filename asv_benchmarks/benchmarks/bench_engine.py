@@ -122,7 +122,7 @@ class EngineWork:
 
     def track_steps_replayed(self, name):
         """Backward passes of the warm step run as the plan of a step recorded as before
-        (`numgrad.autograd.step`): one per pass of a training step, none where its rules
+        (`numgrad.plan.step_plans`): one per pass of a training step, none where its rules
         run."""
         for _ in range(2):  # (the second pass on the tape keeps the plan)
             self.step()

@@ -12,8 +12,8 @@ import numpy as np
 import numgrad as ng
 from numgrad import lazy, primitives
 from numgrad.autograd.backward import run_backward
-from numgrad.engine import reuse
 from numgrad.engine.schedule import schedule
+from numgrad.plan import schedules
 
 from .workloads import mlp_logits, mlp_weights, w1
 
@@ -154,7 +154,7 @@ class Planning:
         primitives.MAX_DEPTH, lazy.AT_ONCE = self._depth, self._at_once
 
     def _plan(self):
-        reuse.clear()  # plan afresh, as for a graph never seen
+        schedules.CACHE.clear()  # plan afresh, as for a graph never seen
         schedule(self.targets)
 
     def time_plan(self, n):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numgrad
 from numgrad import engine
-from numgrad.autograd import step
 from numgrad.autograd.backward import run_backward
 from numgrad.autograd.function import Function, FunctionCtx
 from numgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from numgrad.tape import TAPE
+from numgrad.plan import step_plans
+from numgrad.plan.tape import TAPE
 
 __all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled"]
@@ -42,9 +42,9 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     [2.0, 4.0]
     """
     plain = grad_tensors is None and inputs is None and not retain_graph and not create_graph
-    segment = step.take(tensors, plain)
-    if segment is not None and step.replay(segment) is not None:
-        return  # (the step recorded as before: its plan ran, `numgrad.autograd.step`)
+    segment = step_plans.take(tensors, plain)
+    if segment is not None and step_plans.replay(segment) is not None:
+        return  # (the step recorded as before: its plan ran, `numgrad.plan.step_plans`)
     touched, structural = [], []
     _watch(segment)
     try:
@@ -57,7 +57,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
                        *(t._buf for t in outputs))
     finally:
         _unwatch()
-    step.remember(segment, [(t, t._grad) for t in touched], structural)
+    step_plans.remember(segment, [(t, t._grad) for t in touched], structural)
 
 
 def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = None,
@@ -94,8 +94,8 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
     # (`allow_unused` and `materialize_grads` keep a step plan: one is kept only where
     # every input's gradient is the plan's, so its replays never leave one out)
     plain = grad_outputs is None and not (retain_graph or create_graph or is_grads_batched)
-    segment = step.take(outputs, plain, inputs)
-    grads = step.replay(segment) if segment is not None else None
+    segment = step_plans.take(outputs, plain, inputs)
+    grads = step_plans.replay(segment) if segment is not None else None
     if grads is not None:
         return tuple(grads)  # (the step recorded as before: its plan ran)
     structural: list = []
@@ -110,14 +110,14 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
     finally:
         _unwatch()
     if segment is not None:
-        step.remember(segment, list(zip(segment.targets, grads)), structural)
+        step_plans.remember(segment, list(zip(segment.targets, grads)), structural)
     return grads
 
 
-def _watch(segment: step.Segment | None) -> None:
+def _watch(segment: step_plans.Segment | None) -> None:
     """Before a backward pass: the tape records none of its buffers, and notes the
     constants it folds and the realizations it runs if `segment` may keep its plan
-    (`step.remember`)."""
+    (`step_plans.remember`)."""
     TAPE.on, TAPE.in_pass, TAPE.read = False, True, False
     if segment is not None:
         TAPE.folds, TAPE.ran = segment.folds, segment.ran

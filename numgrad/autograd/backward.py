@@ -7,13 +7,13 @@ import operator
 import threading
 from collections.abc import Sequence
 
-from numgrad import engine, tracing
-from numgrad.autograd import replay
+from numgrad import engine
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.lazy import MAX_DEPTH
 from numgrad.ops import CONST, MOVEMENT
-from numgrad.tape import TAPE
+from numgrad.plan import recipes, tracing
+from numgrad.plan.tape import TAPE
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
 #: shared leaves (one model's parameters) add up, none overwriting another's sum.
@@ -244,7 +244,7 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
                     grads[n] = g = g if n not in grads else grads[n] + g
                     deep = deep or g._buf.depth > CUT_DEPTH
             if deep:  # every pending gradient computed at once: the cuts repeat
-                replay.cut([g._buf for g in grads.values()])
+                recipes.cut([g._buf for g in grads.values()])
         for n, wanted in zip(node.next, downstream):
             if wanted:
                 waiting[n] -= 1
@@ -254,22 +254,22 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
 
 def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliver) -> bool:
     """`_propagate`, or, for a pass of a structure seen before, its recipe made again
-    from this graph's saved values (`numgrad.autograd.replay`), whose gradients go to
+    from this graph's saved values (`numgrad.plan.recipes`), whose gradients go to
     the leaves and `targets` (the only nodes that keep one: a pass with retained
     gradients or hooks is not rebuilt). Returns whether the pass's gradients follow
-    from its structure (what a step plan needs, `numgrad.autograd.step`): its nodes
-    are primitives' with no hooks or retained gradients (`replay.structure` keys it),
+    from its structure (what a step plan needs, `numgrad.plan.step_plans`): its nodes
+    are primitives' with no hooks or retained gradients (`recipes.structure` keys it),
     and no rule read a value (`Tape.read`)."""
-    key, starts = replay.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
-    recipe = replay.recall(key) if key is not None else None
+    key, starts = recipes.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
+    recipe = recipes.recall(key) if key is not None else None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
         _compute_saved(starts if starts is not None else _saved(order))
     if recipe:
         wrap = type(seeds[0])._wrap
-        for i, buf in replay.gradients(recipe, starts, order, targets):
+        for i, buf in recipes.gradients(recipe, starts, order, targets):
             deliver(order[i], wrap(buf))
     elif recipe is False:  # a new structure: run the rules, and record what they make
-        replay.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
+        recipes.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
                                                    delivered), key, starts, order)
     else:
         _propagate(outputs, seeds, _pending(order), deliver)

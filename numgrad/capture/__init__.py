@@ -14,12 +14,15 @@ import threading
 import warnings
 from collections.abc import Callable
 
-from numgrad import engine, remembering, tracing
+from numgrad import engine
+from numgrad import plan as remembering
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.capture import tree
 from numgrad.capture.differentiate import JitNode, vjp_function
 from numgrad.capture.trace import Trace
 from numgrad.lazy import LazyBuffer
+from numgrad.plan import tracing
+from numgrad.plan.cache import Cache
 from numgrad.tensor import Tensor
 
 __all__ = ["JitFunction", "jit"]
@@ -27,6 +30,8 @@ __all__ = ["JitFunction", "jit"]
 _TENSOR = {Tensor}
 #: A jitted function that has traced this many times warns, once (`RetraceWarning`).
 RETRACES_WARNED = 8
+#: Signatures whose traces a jitted function keeps, least recently called forgotten first.
+SIGNATURES_KEPT = 64
 
 
 class RetraceWarning(UserWarning):
@@ -41,7 +46,8 @@ class JitFunction:
         self.fn = fn
         #: how many times `fn` was traced
         self.traces = 0
-        self._traces: dict[tuple, list[Trace]] = {}
+        #: per signature, its traces (one per state of the guards, `Trace.matches`)
+        self._traces = Cache(f"ng.jit traces of {self.__name__}", SIGNATURES_KEPT)
         self._lock = threading.Lock()  # held to find or make a trace
 
     def __call__(self, *args, **kwargs):
@@ -63,8 +69,11 @@ class JitFunction:
                       for t in leaves for b in (t._buf,)]))
         engine.realize()  # tensors changed in place since the last realization
         with self._lock:
-            # (with nothing remembered, `numgrad.remembering`, every call is a first)
-            traces = self._traces.setdefault(key, []) if remembering.ON else []
+            # (with nothing remembered, `numgrad.plan`, every call is a first)
+            traces = self._traces.get(key) if remembering.ON else []
+            if traces is None:
+                traces = []
+                self._traces.put(key, traces)
             for trace in traces:
                 if trace.matches():
                     break

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import gc
 
-from numgrad import engine, kernels, tracing
+from numgrad import engine, kernels
 from numgrad.capture import tree
 from numgrad.engine.launch import run
-from numgrad.engine.prepared import PreparedPlan, try_again
 from numgrad.engine.realize import LOCK
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
+from numgrad.plan import tracing
+from numgrad.plan.prepared import PreparedPlan, try_again
 from numgrad.tensor import Tensor
 
 VALUE, GRAD, SLOT, FIXED = range(4)

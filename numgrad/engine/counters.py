@@ -35,7 +35,7 @@ class Record:
     #: host, copying their inputs there and results back
     library_via_host: int = 0
     #: realizations whose schedule was reused from an earlier graph of the same
-    #: structure (`numgrad.engine.reuse`) rather than planned again
+    #: structure (`numgrad.plan.schedules`) rather than planned again
     schedules_reused: int = 0
     #: graph nodes planned into new schedules, and the planner's steps doing so
     #: (nodes placed and visited while building kernels, hosts tried when merging
@@ -43,7 +43,7 @@ class Record:
     nodes_scheduled: int = 0
     scheduler_steps: int = 0
     #: backward passes run as the plan of a step recorded as before
-    #: (`numgrad.autograd.step`): no rule run, no graph made or walked
+    #: (`numgrad.plan.step_plans`): no rule run, no graph made or walked
     steps_replayed: int = 0
 
     def __str__(self) -> str:

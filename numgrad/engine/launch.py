@@ -2,7 +2,7 @@
 
 `run` goes step by step: each launch makes its views of its inputs and outputs,
 arranges its loop (`numgrad.kernels.layout`) and calls its kernel through the
-backend. A plan run often is prepared instead (`numgrad.engine.prepared`), which
+backend. A plan run often is prepared instead (`numgrad.plan.prepared`), which
 does that work once.
 """
 

@@ -459,7 +459,7 @@ def wrapped_index(index: np.ndarray, n: int) -> np.ndarray:
     """`index` (a key's array: never changed) into an axis of length `n`, negative
     indices wrapped, as a C-contiguous int64 array: `index` itself where it is one with
     no negative index (class labels: no copy, and a step plan finds the key's array
-    in its upload, `numgrad.autograd.step`), else a new array."""
+    in its upload, `numgrad.plan.step_plans`), else a new array."""
     if plain_index(index):
         return index
     wrapped = index.astype(_INDEX_DTYPE)

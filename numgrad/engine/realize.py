@@ -14,13 +14,13 @@ import contextlib
 import threading
 import weakref
 
-from numgrad import tracing
 from numgrad.engine import counters
-from numgrad.engine.prepared import run_reused
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import TABLE
-from numgrad.tape import TAPE
+from numgrad.plan import tracing
+from numgrad.plan.prepared import run_reused
+from numgrad.plan.tape import TAPE
 
 _LOAD = TABLE["load"]
 #: The engine lock. Reentrant: realizing may record (and so realize) again.

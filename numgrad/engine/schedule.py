@@ -20,7 +20,7 @@ import itertools
 import math
 
 from numgrad.arguments import holds_array
-from numgrad.engine import reuse, width
+from numgrad.engine import width
 from numgrad.engine.counters import DEBUG, count, log
 from numgrad.engine.lowering import (
     FUSION,
@@ -38,6 +38,7 @@ from numgrad.engine.lowering import (
 from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, MOVEMENT, REDUCE
+from numgrad.plan import schedules
 
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) costs at most this many cheap operations
@@ -73,16 +74,16 @@ def schedule(targets: list[LazyBuffer], final: bool = False,
     """The schedule that computes the unrealized `targets`, and the buffer
     of each of its slots: the computed ones feed `Schedule.sources`, the others receive
     what the schedule computes. A graph of a structure scheduled before reuses that
-    schedule (`numgrad.engine.reuse`).
+    schedule (`numgrad.plan.schedules`).
 
     A `final` schedule (``ng.jit``'s plan) stores only the targets and what its own
     later steps read: the caller will not ask for the other values. It is neither
     taken from nor kept in the cache of schedules.
     """
-    walk = reuse.walk(targets)
+    walk = schedules.walk(targets)
     order = walk.order
     max_ops = FINAL_MAX_KERNEL_OPS if final else MAX_KERNEL_OPS
-    reused = None if final else reuse.recall(walk, constants)
+    reused = None if final else schedules.recall(walk, constants)
     if reused is not None:
         count(schedules_reused=1)
         return reused
@@ -135,7 +136,7 @@ def schedule(targets: list[LazyBuffer], final: bool = False,
     count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(
         item.visits for item in items if isinstance(item, Kernel)))
     if not final:
-        reuse.remember(walk, plan, bufs, args, uploads)
+        schedules.remember(walk, plan, bufs, args, uploads)
     return plan, bufs
 
 

@@ -84,7 +84,7 @@ class Schedule:
     """Steps in order, over buffers `slots`. A step runs on the device of what it
     writes (a copy between devices is a `Call` on the destination).
 
-    A schedule rebound to a new graph of its structure (`numgrad.engine.reuse.recall`)
+    A schedule rebound to a new graph of its structure (`numgrad.plan.schedules.recall`)
     has `values`: per step of the remembered one (`template`), the scalar arguments (a
     launch's) or the argument's values (a call's, `Call.bound_arg`) of the new graph,
     or None where there are none. Its `steps` are made with them when first read: a
@@ -103,7 +103,7 @@ class Schedule:
         init(self, "sources", sources)
         init(self, "uploads", uploads)
         #: what running the schedule learnt (`engine.prepared.run_reused`), shared with
-        #: its rebindings to new graphs of its structure (`engine.reuse.recall`)
+        #: its rebindings to new graphs of its structure (`numgrad.plan.schedules.recall`)
         init(self, "memo", {} if memo is None else memo)
         init(self, "values", values)
         init(self, "_made", None)

@@ -18,7 +18,7 @@ allocates every result with `Target.empty` and writes it once. Movements that ar
 
 One name is optional: ``compiled(kernel, shape)``, for a target whose kernels are not
 the CPU target's compiled functions but may become them (``tiered``): that function and
-its variant once compiled, else None. A prepared plan (`numgrad.engine.prepared`) calls
+its variant once compiled, else None. A prepared plan (`numgrad.plan.prepared`) calls
 compiled functions directly; without one, a plan runs step by step.
 
 `docs/extending.rst` walks through adding a target, with the interpreter as the example.
@@ -41,7 +41,7 @@ HIT, DISK, COMPILED, INTERPRETED = "hit", "disk", "compiled", "interpreted"
 #: How many kernels became compiled functions after launches had run them otherwise
 #: (the tiered target's, loaded once its worker compiled them). A plan that could not
 #: be prepared because its kernels were not compiled is tried again when this changed
-#: (`numgrad.engine.prepared.try_again`).
+#: (`numgrad.plan.prepared.try_again`).
 newly_compiled = 0
 
 Array = Any  # a target's buffer type: np.ndarray on the CPU, a device array on CUDA

@@ -88,7 +88,7 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
 def compiled(program: Program, shape: tuple[int, ...]):
     """The CPU target's compiled kernel of `program` over `shape` and its variant, once
     it is loaded; else None. (Prepared plans call compiled kernels directly:
-    `numgrad.engine.prepared`.)"""
+    `numgrad.plan.prepared`.)"""
     cpu = _cpu
     if cpu is None:
         return None

@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from numgrad import tracing
+from numgrad.plan import tracing
 from numgrad.primitives import index_grid, key_array
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where

@@ -3,7 +3,7 @@ iteration (the same operations, arguments, shapes and sources; new values) runs 
 backward pass and realization as a plan, with no VJP rule run, no backward graph made
 and no graph walked.
 
-What a thread recorded since its last realization is on its tape (`numgrad.tape`). At
+What a thread recorded since its last realization is on its tape (`numgrad.plan.tape`). At
 ``backward()``, the tape (with the outside buffers' descriptions, the root, the tensors
 changed in place, and the leaves, which must have no ``.grad`` yet) keys a `StepPlan`:
 the schedule that the last backward pass of that tape realized, where each of its
@@ -24,27 +24,25 @@ hooks) runs the pass as before.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
-from numgrad import remembering, tracing
+from numgrad import plan as remembering
 from numgrad.arguments import Unhashable
 from numgrad.autograd.backward import grad_lock
 from numgrad.autograd.graph import AccumulateGrad
-from numgrad.autograd.replay import index_arrays
-from numgrad.autograd.stage import AtOnce, Scalar, Stage, array, source_of
 from numgrad.engine import counters
-from numgrad.engine.prepared import run_reused
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.lazy import LazyBuffer, is_fixed
 from numgrad.ops import TABLE
-from numgrad.tape import TAPE
+from numgrad.plan import tracing
+from numgrad.plan.cache import Cache
+from numgrad.plan.prepared import run_reused
+from numgrad.plan.recipes import index_arrays
+from numgrad.plan.stage import AtOnce, Scalar, Stage, array, source_of
+from numgrad.plan.tape import TAPE
 
-#: Step plans kept, least recently used dropped first.
-CAPACITY = 64
-
-_plans: dict[Key, StepPlan] = {}
-_lock = threading.Lock()
+#: Step plans kept, by their tape's description (`Key`)
+CACHE = Cache("step plans", 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +166,7 @@ def replay(segment: Segment) -> list | None:
     computes stored, its nodes' saved values freed, and the gradients handed to its
     leaves, as the pass it was made from did. Returns the gradients (per target of
     `segment`), or None if no plan ran."""
-    with _lock:  # (one lookup: the key's comparison is most of its cost)
-        step = _plans.pop(segment.key, None)
-        if step is not None:
-            _plans[segment.key] = step
+    step = CACHE.get(segment.key)
     if step is None or step.generation != TABLE.generation:
         return None
     bufs = segment.bufs
@@ -292,15 +287,6 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
     for ref, i in last_read.items():
         if ref not in out and i < len(stages):  # (the gradients' are read at the end)
             done[i].append(ref)
-    with _lock:
-        _plans[segment.key] = StepPlan(tuple(stages), tuple(dropped),
-                                       tuple(map(tuple, done)), tuple(stores), tuple(grads),
-                                       tuple(released), generation, tuple(sorted(cut)))
-        if len(_plans) > CAPACITY:
-            del _plans[next(iter(_plans))]
-
-
-def clear() -> None:
-    """Forget every step plan."""
-    with _lock:
-        _plans.clear()
+    CACHE.put(segment.key, StepPlan(tuple(stages), tuple(dropped), tuple(map(tuple, done)),
+                                    tuple(stores), tuple(grads), tuple(released), generation,
+                                    tuple(sorted(cut))))

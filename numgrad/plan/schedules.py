@@ -17,18 +17,15 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections import OrderedDict
 from dataclasses import dataclass
 
-from numgrad import remembering
+from numgrad import plan as remembering
 from numgrad.arguments import Unhashable, hashable
 from numgrad.engine.lowering import wrapped_index
 from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST
-
-#: Schedules kept, least recently used dropped first.
-CAPACITY = 512
+from numgrad.plan.cache import Cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +60,8 @@ class _Entry:
     last: list[tuple | None]
 
 
-_plans: OrderedDict[tuple, _Entry] = OrderedDict()
+#: Schedules kept, by their graph's structure (`Walk.key`)
+CACHE = Cache("schedules", 512)
 
 
 def walk(targets: list[LazyBuffer]) -> Walk:
@@ -151,10 +149,9 @@ def recall(walk: Walk, constants: list | None = None
     """The remembered schedule of `walk`'s structure, bound to its buffers and
     constants, or None. `constants`, a list, receives per step the buffers its
     arguments come from (`numgrad.engine.schedule.schedule`'s)."""
-    entry = _plans.get(walk.key) if walk.key is not None and remembering.ON else None
+    entry = CACHE.get(walk.key) if walk.key is not None and remembering.ON else None
     if entry is None:
         return None
-    _plans.move_to_end(walk.key)
     # position p at at[p] (as `walk[p]`, faster), the stand-ins after the nodes
     at = walk.order + entry.stand_ins + walk.sources[::-1]
     old = entry.plan
@@ -195,20 +192,13 @@ def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
         if b not in position:  # an upload's
             position[b] = len(walk.order) + len(stand_ins)
             stand_ins.append(_stand_in(b))
-    _plans[walk.key] = _Entry(plan, tuple(position[b] for b in bufs), stand_ins,
-                              tuple((i, tuple(position[c] for c in cs))
-                                    for i, cs in enumerate(constants) if cs),
-                              tuple((position[node], axis, n) for node, axis, n in uploads),
-                              [None] * len(uploads))
-    if len(_plans) > CAPACITY:
-        _plans.popitem(last=False)
+    CACHE.put(walk.key, _Entry(
+        plan, tuple(position[b] for b in bufs), stand_ins,
+        tuple((i, tuple(position[c] for c in cs)) for i, cs in enumerate(constants) if cs),
+        tuple((position[node], axis, n) for node, axis, n in uploads), [None] * len(uploads)))
 
 
 def _stand_in(upload: LazyBuffer) -> LazyBuffer:
     """An index upload's buffer as kept: its shape, dtype and device (not its gather)."""
     return LazyBuffer(upload.op, (), None, upload.shape, upload.dtype, upload.device)
 
-
-def clear() -> None:
-    """Forget every remembered schedule."""
-    _plans.clear()

@@ -1,6 +1,6 @@
 """A prepared plan's replay written out as one Python function, made once per plan.
 
-`numgrad.engine.prepared` prepares a plan's steps (its calls, and its launches with
+`numgrad.plan.prepared` prepares a plan's steps (its calls, and its launches with
 their argument lists, the views they read, the arrays they recycle); replaying them
 one by one costs a loop over the steps, their holes and outputs, and tuple unpacking
 and branches, at every step, which is a large part of a small eager step's replay.
@@ -8,7 +8,7 @@ and branches, at every step, which is a large part of a small eager step's repla
 slots read by number (``a[3]``) and what the steps hold (functions, argument lists,
 shapes, views) bound by name. What a step does stays `PreparedPlan`'s to say (its
 `_stepwise` runs the same steps one by one, until the plan has been replayed often
-enough to earn back the compile: `numgrad.engine.prepared.UNROLL_AT`); this module
+enough to earn back the compile: `numgrad.plan.prepared.UNROLL_AT`); this module
 only writes them out.
 """
 

@@ -1,6 +1,6 @@
 """Backward passes over single numbers, made again as one Python function.
 
-A backward recipe (`numgrad.autograd.replay`) whose every buffer was one float64 or
+A backward recipe (`numgrad.plan.recipes`) whose every buffer was one float64 or
 bool value computed when made (`numgrad.lazy.AT_ONCE`: a scalar loop's pass) is made
 again by calling `lazy.make` per row, which computes each row's expression on Python
 scalars: a few microseconds a row, almost all of it bookkeeping. `ScalarPass` writes
@@ -27,7 +27,7 @@ from numgrad import lazy
 from numgrad.dtypes import python_scalar
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, TABLE, Primitive
-from numgrad.tape import TAPE
+from numgrad.plan.tape import TAPE
 
 _KINDS = {np.dtype(np.float64): "float", np.dtype(np.bool_): "bool"}
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
@@ -67,7 +67,7 @@ class ScalarPass:
     def run(self, starts: list[LazyBuffer], refs: list[int]) -> list[LazyBuffer] | None:
         """The buffers of `refs` (starting or delivered ones) made from `starts`; None
         where the pass must be made row by row (see the module's docstring), or where
-        its folds are noted for a step plan (`numgrad.tape.Tape.folds`: its constants
+        its folds are noted for a step plan (`numgrad.plan.tape.Tape.folds`: its constants
         are then folded again from the tape's)."""
         if not lazy.AT_ONCE or lazy.TRACING or TAPE.folds is not None:
             return None

@@ -1,5 +1,5 @@
 """The tape: what a thread recorded since its last realization, in order, so that an eager
-step can be recognized as the last one again (`numgrad.autograd.step`).
+step can be recognized as the last one again (`numgrad.plan.step_plans`).
 
 Recording only appends: each pending buffer made (`lazy.make`, `LazyBuffer.const`) and
 each history node made (`primitives._apply`). `Tape.described` then describes them by
@@ -160,7 +160,7 @@ class _Describing:
                 return False
             arg = buf.arg
             if arg is not None:
-                if buf.op.kind == CONST:  # (its value is bound: `autograd.step`)
+                if buf.op.kind == CONST:  # (its value is bound: `numgrad.plan.step_plans`)
                     arg = None
                 else:
                     try:

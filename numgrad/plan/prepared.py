@@ -10,7 +10,7 @@ microsecond per launch, plus the work. A replay needs the engine lock (the buffe
 are shared by the calls of one trace).
 
 An eager loop that builds the same graph at every step gets the same schedule back
-(`numgrad.engine.reuse`), rebound to the step's buffers and constants: `run_reused`
+(`numgrad.plan.schedules`), rebound to the step's buffers and constants: `run_reused`
 prepares it at its second run, with no buffers of its own (every value it computes
 may be kept by a tensor), and replays it with each step's constants after that.
 
@@ -28,28 +28,29 @@ from __future__ import annotations
 
 import math
 import sys
-from collections import OrderedDict
 
 import numpy as np
 
-from numgrad import kernels, remembering
+from numgrad import kernels
+from numgrad import plan as remembering
 from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
 from numgrad.engine.steps import Call, Launch, Schedule
-from numgrad.engine.unrolled import unrolled
 from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
+from numgrad.plan.cache import Cache
+from numgrad.plan.unrolled import unrolled
 
-#: Plans that keep the arrays of their last run (to recycle), the latest last.
-HOLDING = 8
-_holding: OrderedDict[PreparedPlan, None] = OrderedDict()
+#: The plans that keep the arrays of their last run (to recycle): those run last; one
+#: forgotten lets go of its arrays
+HOLDING = Cache("prepared plans holding arrays", 8, lambda plan, _: plan.let_go())
 #: Buffers of fewer bytes are recycled (larger ones come from the host pool, which
 #: recycles them its own way, and are not held between runs).
 RECYCLED_BYTES = MIN_BYTES
 
 #: A prepared plan runs its steps one by one until its `UNROLL_AT`-th replay, and as
-#: one function written out from then on (`numgrad.engine.unrolled`): writing it out
+#: one function written out from then on (`numgrad.plan.unrolled`): writing it out
 #: costs about 10 us per line of it (a few ms for a training step's plan), which only a
 #: plan replayed many times earns back (a few us per replay).
 UNROLL_AT = 32
@@ -171,7 +172,7 @@ class PreparedPlan:
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched + called, cache_hits=launched)
         #: the replays run so far step by step, and then (from the `UNROLL_AT`-th) the
-        #: steps written out as one function (`numgrad.engine.unrolled`)
+        #: steps written out as one function (`numgrad.plan.unrolled`)
         self.replays, self.unrolled = 0, None
 
     def _cached(self, plan: Schedule, slot: int) -> int | None:
@@ -215,7 +216,8 @@ class PreparedPlan:
         nothing refers to)."""
         plan = plan or self.plan
         arrays = list(self.static)
-        _hold(self)
+        if not HOLDING.get(self, False):
+            HOLDING.put(self, True)
         for slot, array in zip(plan.sources, sources):
             arrays[slot] = array
         for slot, host in plan.uploads:
@@ -233,7 +235,7 @@ class PreparedPlan:
         return arrays
 
     def _unroll(self):
-        """The steps written out as one function, kept (`numgrad.engine.unrolled`)."""
+        """The steps written out as one function, kept (`numgrad.plan.unrolled`)."""
         backend = self.backend
         self.unrolled = unrolled(self.steps, self.plan.template, self.plan.slots,
                                  self.scalars, self.readers, self.called_bytes,
@@ -310,17 +312,6 @@ class PreparedPlan:
                     if cached is not None:
                         step[2][position] = None
         self.bases = [None] * len(self.bases)
-
-
-def _hold(plan: PreparedPlan) -> None:
-    """Note that `plan` runs (and keeps its arrays); the oldest beyond `HOLDING` plans
-    let go of their own."""
-    if plan in _holding:
-        _holding.move_to_end(plan)
-        return
-    _holding[plan] = None
-    while len(_holding) > HOLDING:
-        _holding.popitem(last=False)[0].let_go()
 
 
 def _small(info) -> bool:

@@ -4,7 +4,7 @@ dtypes and devices; new values) runs the VJP rules once. Their lazy graph is kep
 recipe and made again from the new graph's saved values at later steps.
 
 A pass is keyed by its needed nodes in the engine's order: each node's rule, argument
-(as its output's signature, `numgrad.engine.reuse.signature`, which the engine's walk
+(as its output's signature, `numgrad.plan.schedules.signature`, which the engine's walk
 of the same graph then finds made) and edges, and the buffers it starts from (the
 seeds, and each node's saved inputs and output), by shape, dtype, device and which of
 them are one buffer. The recipe is the
@@ -16,31 +16,30 @@ read a value, or whose gradients need a buffer from elsewhere (an array loaded d
 the pass, other than a fixed one: `numgrad.lazy.fixed`), is not kept.
 
 Index arrays are values too (the key has their shape and dtype, as the engine's
-`numgrad.engine.reuse`): a rule's argument that holds a node's index array (the
+`numgrad.plan.schedules`): a rule's argument that holds a node's index array (the
 scatter-add that is indexing's gradient) takes the new node's array.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad import engine, lazy, remembering
+from numgrad import engine, lazy
+from numgrad import plan as remembering
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
-from numgrad.autograd.scalar_pass import ScalarPass
-from numgrad.engine.reuse import signature
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
+from numgrad.plan.cache import Cache
+from numgrad.plan.scalar_pass import ScalarPass
+from numgrad.plan.schedules import signature
 
-#: Recipes kept, least recently used dropped first.
-CAPACITY = 256
-
-_recipes: OrderedDict[tuple, Recipe | None] = OrderedDict()
-_lock = threading.Lock()
+#: Recipes kept, by their pass's structure (`structure`); None for a pass that is not
+#: reusable
+CACHE = Cache("backward recipes", 256)
 _recording = threading.Lock()
 #: While a pass is recorded: its cuts, as (number of `lazy.MADE` notes, buffers)
 _cuts: list | None = None
@@ -53,7 +52,7 @@ class Recipe:
     sources first (``op`` None: a constant whose value is ``arg``, or ``arg`` itself, a
     fixed buffer, `numgrad.lazy.fixed`); refs number the
     starting buffers first, then the made ones; ``sig`` is the buffer's signature
-    (`numgrad.engine.reuse.signature`), which a buffer made again as recorded (not
+    (`numgrad.plan.schedules.signature`), which a buffer made again as recorded (not
     folded) takes without finding it again. `delivered` has, per gradient handed to a node
     (a leaf's, an input's), the node's position and the gradient's ref."""
 
@@ -62,7 +61,7 @@ class Recipe:
     #: the table rows it makes buffers of (a row replaced since: not reused)
     ops: tuple[Primitive, ...]
     #: the pass as Python code, where every buffer it made was one number computed
-    #: at once or folded from constants (`numgrad.autograd.scalar_pass`); else None
+    #: at once or folded from constants (`numgrad.plan.scalar_pass`); else None
     scalar: ScalarPass | None = None
     #: per `cut`: the number of rows made before it, and the refs it computed
     cuts: tuple[tuple[int, tuple[int, ...]], ...] = ()
@@ -126,13 +125,10 @@ def structure(order: list[Node], roots: list[Node], seeds: list[LazyBuffer]):
 
 def recall(key) -> Recipe | None | bool:
     """The recipe of `key`; None if its pass is not reusable (or nothing is remembered,
-    `numgrad.remembering`); False if never seen."""
+    `numgrad.plan`); False if never seen."""
     if not remembering.ON:
         return None
-    with _lock:
-        recipe = _recipes.get(key, False)
-        if recipe is not False:
-            _recipes.move_to_end(key)
+    recipe = CACHE.get(key, False)
     if recipe and any(TABLE.get(op.name) is not op for op in recipe.ops):
         return False  # its rules make other operations now: record it again
     return recipe
@@ -157,16 +153,7 @@ def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
         lazy.MADE = _cuts = None
         _recording.release()
     recipe = _recipe(starts, made, delivered, cuts, order)
-    with _lock:
-        _recipes[key] = recipe
-        if len(_recipes) > CAPACITY:
-            _recipes.popitem(last=False)
-
-
-def clear() -> None:
-    """Forget every recipe."""
-    with _lock:
-        _recipes.clear()
+    CACHE.put(key, recipe)
 
 
 def cut(bufs: list[LazyBuffer]) -> None:

@@ -1,4 +1,4 @@
-"""A stage of a step plan (`numgrad.autograd.step`): one realization that a backward
+"""A stage of a step plan (`numgrad.plan.step_plans`): one realization that a backward
 pass ran, and how it binds to the tape of a later step.
 
 A pass may realize several times on its way (its saved values in bands, its gradients
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from math import copysign
 
 from numgrad.arguments import Unhashable, holds_array
-from numgrad.autograd.replay import From, filled, taken
 from numgrad.dtypes import python_scalar
 from numgrad.engine.lowering import plain_index
 from numgrad.engine.steps import Call, Schedule
 from numgrad.lazy import MOVES_FOLDED, LazyBuffer, at_once, fold
 from numgrad.ops import CONST, Primitive
+from numgrad.plan.recipes import From, filled, taken
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +188,7 @@ def _value(source: Constant, bufs: list[LazyBuffer]):
 
 def source_of(const: LazyBuffer, position: dict, folds: dict) -> Constant:
     """Where the value of `const`, a constant the pass read, comes from: the tape
-    (`position`), a fold of the pass (`folds`, `numgrad.tape.Tape.folds`), or else
+    (`position`), a fold of the pass (`folds`, `numgrad.plan.tape.Tape.folds`), or else
     the rules, which wrote it."""
     at = position.get(const)
     if at is not None:

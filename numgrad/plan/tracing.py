@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from numgrad import lazy
 from numgrad.lazy import LazyBuffer
-from numgrad.tape import TAPE
+from numgrad.plan.tape import TAPE
 
 #: True while any thread traces: the recording layer's hooks test only this flag.
 ACTIVE = False
@@ -83,7 +83,7 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
     with _count_lock:
         _tracing_threads += 1
         ACTIVE = lazy.TRACING = True
-    TAPE.stop()  # (this thread's tape describes no traced step: `numgrad.tape`)
+    TAPE.stop()  # (this thread's tape describes no traced step: `numgrad.plan.tape`)
     try:
         yield tracer
     finally:
