@@ -35,7 +35,7 @@ METHODS = (
 #: NumPy's other names of the same functions
 ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad", "absolute": "abs",
            "around": "round", "amax": "max", "amin": "min", "true_divide": "divide",
-           "fix": "trunc", "rint": "round"}
+           "fix": "trunc", "rint": "round", "bitwise_not": "invert"}
 #: What a binary primitive's function does beyond its name's promise
 NOTES = {
     "fmax": "NaN is ignored: the result is NaN only where both are.",
@@ -52,6 +52,13 @@ NOTES = {
     "bitwise_and": "``x & y`` of integers or bools (floats are a TypeError).",
     "bitwise_or": "``x | y`` of integers or bools (floats are a TypeError).",
     "bitwise_xor": "``x ^ y`` of integers or bools (floats are a TypeError).",
+    "left_shift": "``x << y`` of integers, as NumPy 2's: 0 where `y` is negative or at least "
+                  "the bit width. Floats, and a bool shifted by a bool, are a TypeError.",
+    "right_shift": "``x >> y`` of integers (arithmetic), as NumPy 2's: 0 or -1 (the sign of "
+                   "`x`) where `y` is negative or at least the bit width. Floats, and a bool "
+                   "shifted by a bool, are a TypeError.",
+    "nextafter": "The float next to `x` toward `y` (`y` where they are equal), NumPy's to the "
+                 "bit. The gradient is 1 for `x` (a step of one spacing) and 0 for `y`.",
 }
 
 

@@ -156,6 +156,9 @@ TRACING = False
 _AT_ONCE_KINDS = frozenset({UNARY, BINARY, TERNARY})
 #: The dtypes of the operands computed at once: floating and boolean
 _SCALAR_DTYPES = frozenset({np.dtype(t) for t in (np.float32, np.float64, np.bool_)})
+#: (float32: only by rows whose float32 value is their float64 value rounded,
+#: `Primitive.float32_at_once`)
+_FLOAT32 = np.dtype(np.float32)
 #: per primitive name: (the row, its expression as a Python function)
 _expressions: dict[str, tuple[Primitive, object]] = {}
 
@@ -163,12 +166,13 @@ _expressions: dict[str, tuple[Primitive, object]] = {}
 def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
     """`op` on `srcs` (none deeper than 1), computed into a realized buffer if `op` is
     computed at once (`AT_ONCE`) there; None if not, or if an operand is not
-    computed, or is neither floating nor boolean (integers wrap in kernels)."""
+    computed, or is neither floating nor boolean (integers wrap in kernels), or is float32
+    where the row's float32 value is not its float64 value rounded."""
     if shape and shape.count(1) != len(shape) or not AT_ONCE or TRACING or \
             device.type != "cpu":
         return None
     expression = _expression(op, len(srcs))
-    if expression is None:
+    if expression is None or not op.float32_at_once and dtype == _FLOAT32:
         return None
     values = []
     for s in srcs:

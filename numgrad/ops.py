@@ -47,6 +47,12 @@ class Primitive:
     floating: bool = False
     #: integers and bools only: floating inputs are a TypeError (NumPy's bitwise rule)
     integral: bool = False
+    #: of an integral row, why bools are a TypeError too (empty: they are taken)
+    no_bools: str = ""
+    #: whether one float32 element may be computed at once, in Python's floats, and
+    #: rounded (`numgrad.lazy.AT_ONCE`): not where float32's result is not float64's
+    #: rounded (nextafter's neighbour)
+    float32_at_once: bool = True
     #: (low, high) of the inputs a test should draw, for the op-table test matrix
     domain: tuple[float, float] = (-2.0, 2.0)
     #: reductions: the identity and how an element `v` joins the accumulator `acc`
@@ -73,6 +79,32 @@ def cbrt_from(estimate: str) -> str:
     r = estimate
     return f"({r} - ({r} - x / ({r} * {r})) / 3.0 if x - x == 0 and x != 0 else x)"
 
+
+def nextafter_in(bits: int, least: int, top: int) -> str:
+    """``nextafter(x, y)`` for ``x != y``, neither NaN, in a binary format of `bits` bits
+    of precision whose least subnormal is ``2**least`` and whose values are below
+    ``2**top``: from +-0 the least subnormal toward `y`, from +-inf the largest finite
+    value; else ``|x|`` one spacing away from or toward zero, the spacing read from `x`'s
+    exponent (half of it below a power of two; ``2**least`` among the subnormals and in
+    the least normal binade). Computed in float64, exactly: the result is representable."""
+    away = "(y > x) == (x > 0)"
+    below_power = f"(0 if {away} or math.fabs(math.frexp(x)[0]) != 0.5 else 1)"
+    exponent = (f"{least} if math.frexp(x)[1] <= {least + bits} else "
+                f"math.frexp(x)[1] - {bits} - {below_power}")
+    return (f"math.copysign(math.ldexp(1.0, {least}), y) if x == 0 else "
+            f"(math.copysign(math.ldexp(1.0 - math.ldexp(1.0, -{bits}), {top}), x) "
+            f"if math.isinf(x) else math.copysign("
+            f"math.fabs(x) + math.ldexp(1.0 if {away} else -1.0, {exponent}), x))")
+
+
+#: ``nextafter(x, y)``, NumPy's (C's) to the bit on every target from arithmetic, frexp
+#: and ldexp alone (CUDA has no nextafter in Numba, and Python's is float64's): NaN if
+#: either is, `y` if they are equal. Float32 is told from float64 by a rounding in the
+#: operands' own type (``x ** 0`` is a 1 of that type on every target, the simulator's
+#: NumPy scalars included; a literal would be float64 in Numba), not by the values.
+NEXTAFTER = (f"x + y if x != x or y != y else (y if x == y else "
+             f"(({nextafter_in(24, -149, 128)}) if x ** 0 + math.ldexp(x ** 0, -30) == x ** 0 "
+             f"else ({nextafter_in(53, -1074, 1024)})))")
 
 _2_SQRT_PI, _SQRT_PI_2 = 2 / math.sqrt(math.pi), math.sqrt(math.pi) / 2
 
@@ -210,6 +242,7 @@ class Table(dict):
 
 
 P = Primitive
+_INT8 = "NumPy shifts bools in int8, a dtype numgrad lacks (convert with astype first)"
 TABLE: Table = Table({p.name: p for p in [
     # ---- elementwise unary ------------------------------------------------------
     P("negative", UNARY, "-x", lambda g, out, x, _: (-g,), np.negative),
@@ -274,6 +307,10 @@ TABLE: Table = Table({p.name: p for p in [
     P("isnan", UNARY, "x != x", ref=np.isnan, result=BOOL),
     P("isinf", UNARY, "x - x != x - x and x == x", ref=np.isinf, result=BOOL),
     P("isfinite", UNARY, "x - x == x - x", ref=np.isfinite, result=BOOL),
+    # ~ of integers (Tensor.invert gives bools logical_not, NumPy's invert of bools:
+    # Python's ~True is -2, so no one expression serves both)
+    P("invert", UNARY, "~x", ref=np.invert, integral=True,
+      no_bools="a bool's invert is its logical_not (Tensor.invert)"),
     # ---- special functions (their expressions and references: numgrad/special_math.py)
     P("erf", UNARY, "math.erf(x)", lambda g, out, x, _: (g * (-(x * x)).exp() * _2_SQRT_PI,),
       special_math.per_element(math.erf, "erf"), floating=True),
@@ -355,6 +392,20 @@ TABLE: Table = Table({p.name: p for p in [
     P("bitwise_and", BINARY, "x & y", ref=np.bitwise_and, integral=True),
     P("bitwise_or", BINARY, "x | y", ref=np.bitwise_or, integral=True),
     P("bitwise_xor", BINARY, "x ^ y", ref=np.bitwise_xor, integral=True),
+    # << and >> as NumPy 2's on integers: counts outside [0, bits) give 0 (left) or the
+    # sign (right), negative ones too. A shift by 64 or more is undefined in LLVM, so the
+    # count is taken in steps under 32 (each defined for int32 and int64 alike; shifts
+    # compose). NumPy shifts bools in int8, which numgrad lacks.
+    P("left_shift", BINARY,
+      "x << (y & 31) << ((y & 32) >> 1) << ((y & 32) >> 1) if 0 <= y < 64 else 0",
+      ref=np.left_shift, integral=True, no_bools=_INT8),
+    P("right_shift", BINARY,
+      "x >> (y & 31) >> ((y & 32) >> 1) >> ((y & 32) >> 1) if 0 <= y < 64 "
+      "else (-1 if x < 0 else 0)", ref=np.right_shift, integral=True, no_bools=_INT8),
+    # The neighbour of x toward y: a step of one spacing, so d/dx is 1 and d/dy is 0 (the
+    # result moves only where y crosses x).
+    P("nextafter", BINARY, NEXTAFTER, lambda g, out, x, y, _: (g, g.zeros_like()),
+      np.nextafter, floating=True, float32_at_once=False),
     # H(x) with H(0) = y (NumPy's heaviside): the gradient goes to y where x is 0
     P("heaviside", BINARY, "x if x != x else (0.0 if x < 0 else (1.0 if x > 0 else y))",
       lambda g, out, x, y, _: (g.zeros_like(), g.where(x == 0, 0)), np.heaviside,
@@ -388,7 +439,7 @@ TABLE: Table = Table({p.name: p for p in [
     P("matmul", MATMUL, vjp=_matmul_vjp, ref=np.matmul),
     P("load", LOAD),
 ]})
-del P
+del P, _INT8
 
 
 def register(*primitives: Primitive) -> None:

@@ -163,8 +163,9 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
         raise TypeError(f"{op.name}: {e}") from None
     if op.floating:
         dtype = dtypes.to_float(dtype)
-    if op.integral and dtype.kind == "f":
-        raise TypeError(f"{op.name} takes integers and bools, not {dtype}")
+    if op.integral and (dtype.kind == "f" or op.no_bools and dtype.kind == "b"):
+        raise TypeError(f"{op.name} takes integers{'' if op.no_bools else ' and bools'}, not "
+                        f"{dtype}" + (f": {op.no_bools}" if dtype.kind == "b" else ""))
     wanted = [dtypes.bool_] * (len(operands) - len(values)) + [dtype] * len(values)
     as_is = all(isinstance(o, TensorBase) and o.dtype == want
                 for o, want in zip(operands, wanted))

@@ -16,20 +16,33 @@ import numpy as np
 from numgrad import dtypes
 from numgrad.creation import tensor
 from numgrad.device import Device, as_device, cuda_is_available, get_default_device
-from numgrad.functions import arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh
+from numgrad.functions import (
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    invert,
+    left_shift,
+    right_shift,
+)
 from numgrad.joining import concatenate
 from numgrad.searching import unique
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import power
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "acos", "acosh", "asarray",
-           "asin", "asinh", "astype", "atan", "atan2", "atanh", "can_cast", "concat", "finfo",
+           "asin", "asinh", "astype", "atan", "atan2", "atanh", "bitwise_invert",
+           "bitwise_left_shift", "bitwise_right_shift", "can_cast", "concat", "finfo",
            "iinfo", "isdtype", "matrix_transpose",
            "permute_dims", "pow", "result_type", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "unstack", "vecdot"]
 
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
 atan, atan2, atanh, pow = arctan, arctan2, arctanh, power  # noqa: A001 - the standard's
+bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift
 
 
 def concat(arrays, /, *, axis: int | None = 0) -> Tensor:

@@ -182,10 +182,21 @@ class ElementwiseMethods(TensorBase):
     def __abs__(self) -> TensorBase:
         return self.abs()
 
-    def __invert__(self) -> TensorBase:
-        if self.dtype != dtypes.bool_:
-            raise TypeError(f"~ is defined for bool tensors only, not {self.dtype}")
-        return self.logical_not()
+    def invert(self) -> TensorBase:
+        """``~x``, NumPy's ``invert`` (``bitwise_not``; the standard's ``bitwise_invert``):
+        the bits of integers flipped (``-x - 1``), bools negated (``logical_not``); floats
+        are a TypeError. No gradient.
+
+        >>> (~ng.tensor([0, 5, -1])).tolist(), (~ng.tensor([True, False])).tolist()
+        ([-1, -6, 0], [False, True])
+        """
+        if self.dtype == dtypes.bool_:
+            return self.logical_not()
+        if self.dtype.kind == "f":
+            raise TypeError(f"invert (~) takes integers and bools, not {self.dtype}")
+        return _elementwise("invert", self)
+
+    __invert__ = invert
 
     def __add__(self, other) -> TensorBase: return _elementwise("add", self, other)
     def __radd__(self, other) -> TensorBase: return _elementwise("add", other, self)
@@ -215,6 +226,13 @@ class ElementwiseMethods(TensorBase):
     def __ror__(self, other) -> TensorBase: return _elementwise("bitwise_or", other, self)
     def __xor__(self, other) -> TensorBase: return _elementwise("bitwise_xor", self, other)
     def __rxor__(self, other) -> TensorBase: return _elementwise("bitwise_xor", other, self)
+    # << and >> are NumPy 2's on integers (floats, and a bool by a bool: TypeError)
+    def __lshift__(self, other) -> TensorBase: return _elementwise("left_shift", self, other)
+    def __rlshift__(self, other) -> TensorBase: return _elementwise("left_shift", other, self)
+    def __rshift__(self, other) -> TensorBase: return _elementwise("right_shift", self, other)
+    def __rrshift__(self, other) -> TensorBase: return _elementwise("right_shift", other, self)
+    def __ilshift__(self, other) -> TensorBase: return self._rebind(self << other)
+    def __irshift__(self, other) -> TensorBase: return self._rebind(self >> other)
     def __eq__(self, other) -> TensorBase: return _elementwise("equal", self, other)  # type: ignore[override]
     def __ne__(self, other) -> TensorBase: return _elementwise("not_equal", self, other)  # type: ignore[override]
     def __lt__(self, other) -> TensorBase: return _elementwise("less", self, other)

@@ -286,8 +286,8 @@ _EXTRA_UNARY = {"sinh": None, "cosh": None, "arcsinh": None, "arctan": None,
                 "deg2rad": None, "rad2deg": None}
 _EXTRA_BINARY = {"arctan2", "hypot", "logaddexp", "logaddexp2"}
 #: binary rows that are steps (a zero gradient between jumps that finite differences
-#: cross, and no autograd rule for heaviside): not drawn
-_STEP_BINARY = {"floor_divide", "heaviside"}
+#: cross, and no autograd rule for heaviside), and nextafter (no autograd rule): not drawn
+_STEP_BINARY = {"floor_divide", "heaviside", "nextafter"}
 
 
 #: numgrad implements NumPy's dispatch (SPEC section 8): ``np.exp(tensor)`` is numgrad's
@@ -339,7 +339,8 @@ class _Builder:
         self.vals = list(inputs)
         self.steps: list[Step] = []
         self.unary = [p.name for p in TABLE.values()
-                      if p.kind == UNARY and p.result != "bool"] + ["square", "relu"]
+                      if p.kind == UNARY and p.result != "bool" and not p.integral] + \
+            ["square", "relu"]
         self.unary += [n for n in _EXTRA_UNARY if hasattr(ng, n)]
         self.binary = [p.name for p in TABLE.values()
                        if p.kind == BINARY and p.result != "bool" and not p.integral

@@ -22,7 +22,9 @@ from numgrad.lazy import LazyBuffer, make
 from numgrad.ops import BINARY, TABLE, TERNARY, UNARY
 
 CPU = as_device("cpu")
-ROWS = [row for row in TABLE.values() if row.kind in (UNARY, BINARY, TERNARY)]
+# (a row that refuses bools takes integers only, which are never computed at once)
+ROWS = [row for row in TABLE.values() if row.kind in (UNARY, BINARY, TERNARY)
+        and not row.no_bools]
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan]
 TIES_EITHER_WAY = ("maximum", "minimum", "fmax", "fmin")
 
@@ -52,6 +54,9 @@ def test_every_elementwise_row_computed_at_once_gives_numpys_value(row, dtype):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # computing at once warns of nothing
             buf = make(row, srcs, None, (), result, CPU)
+        if dtype == np.float32 and not row.float32_at_once:
+            assert buf.realized is None, row.name  # (a kernel computes it, in float32)
+            continue
         assert buf.realized is not None, (row.name, values)  # no kernel, no schedule
         with np.errstate(all="ignore"):
             want = np.asarray(row.ref(*arrays)).astype(result)
