@@ -57,11 +57,14 @@ class ShapingMethods(TensorBase):
         """
         if axis is None:
             return self.ravel().roll(shift, 0).reshape(self.shape)
-        try:
-            pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
-        except ValueError:
-            raise ValueError(
-                f"roll: shift {shift!r} and axis {axis!r} do not broadcast together") from None
+        if type(shift) is int and type(axis) is int:  # (a stencil's: the common case, fast)
+            pairs = ((shift, axis),)
+        else:
+            try:
+                pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
+            except ValueError:
+                raise ValueError(f"roll: shift {shift!r} and axis {axis!r} do not broadcast "
+                                 f"together") from None
         total: dict[int, int] = {}
         for s, a in pairs:
             a = normalize_axis(operator.index(a), self.ndim)
