@@ -76,6 +76,14 @@ def test_to_and_back_keeps_values_and_dtypes():
     np.testing.assert_array_equal(c.to("cpu", dtype=np.float64).numpy(), a.astype(np.float64))
 
 
+def test_arrays_of_any_layout_go_to_the_device():
+    # a[:, None] is contiguous to NumPy with a stride of 0 on its new axis: Numba's copy
+    # to the device refused it ("could not broadcast (6,) into (6,1)").
+    a = rand((6,))
+    for host in (a[:, None], a[None, :], a[::2, None], rand((3, 4)).T, np.float64(2.5) * a[:1]):
+        np.testing.assert_array_equal(ng.tensor(host, device="cuda").numpy(), host)
+
+
 def test_to_is_differentiable_and_grads_live_on_their_device():
     a = rand((2, 3))
     x = ng.tensor(a, device="cpu", requires_grad=True)

@@ -147,5 +147,8 @@ def from_numpy(array: np.ndarray):
     """A device copy of `array`."""
     out = empty(array.shape, array.dtype)
     if array.size:
-        out.copy_to_device(np.ascontiguousarray(array))
+        host = np.ascontiguousarray(array)
+        if host.strides != out.strides:  # a length-1 axis of another stride (``a[:, None]``):
+            host = host.copy()  # contiguous to NumPy, another layout to Numba's copy
+        out.copy_to_device(host)
     return out

@@ -46,13 +46,22 @@ def record(kernel, arguments) -> None:
         if isinstance(a, tuple):
             types.append(["tuple", len(a)])
         elif hasattr(a, "_ng_block"):
-            types.append(["array", a.dtype.name, a.ndim, a._numba_type_.layout])
+            types.append(["array", a.dtype.name, a.ndim, _layout(a)])
         else:
             types.append(["scalar", np.asarray(a).dtype.name])
     function = py_func(kernel)
     entry = json.dumps([function.__code__.co_filename, function.__name__, types])
     with open(LOG, "a") as f:
         f.write(entry + "\n")
+
+
+def _layout(array) -> str:
+    """The layout of a device array's Numba type ('C', 'F' or 'A')."""
+    typed = getattr(array, "_numba_type_", None)  # (the simulator's arrays made by
+    if typed is not None:                         # slicing have none)
+        return typed.layout
+    flags = array.flags
+    return "C" if flags["C_CONTIGUOUS"] else "F" if flags["F_CONTIGUOUS"] else "A"
 
 
 def compile_ptx(log: str, cc: tuple[int, int] = (9, 0)) -> int:
