@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 bool_ = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-SUPPORTED = (bool_, int32, int64, float32, float64)
+SUPPORTED = (bool_, int8, int16, int32, int64, float32, float64)
 #: Each dtype's name (``np.dtype.name`` is slow enough to matter when scheduling).
 NAMES = {d: d.name for d in SUPPORTED}
 _NAMES = ", ".join(d.name for d in SUPPORTED)
@@ -50,16 +52,24 @@ _promotions: dict[tuple, np.dtype] = {}
 
 
 def to_float(dtype: np.dtype) -> np.dtype:
-    """The dtype a floating function (exp, divide, mean, ...) computes in.
-
-    NumPy gives float64 for integers and float16 for bool; numgrad has no float16,
-    so bool also gives float64.
-    """
+    """The dtype a statistic or a decomposition (mean, var, median, norms, solve, ...)
+    computes in: float64 for integers and bools, as NumPy's."""
     return dtype if is_float(dtype) else float64
 
 
+def ufunc_float(dtype: np.dtype) -> np.dtype:
+    """The dtype of a floating elementwise function (exp, divide, ...) of `dtype`, as
+    NumPy's ufuncs give: float32 for int16, float64 for int32 and int64. NumPy gives
+    float16 for int8 and bool; numgrad has no float16, so int8 gives float32 (the least
+    float it has that holds every int8) and bool float64 (as before int8 came)."""
+    if is_float(dtype):
+        return dtype
+    return float32 if dtype.kind == "i" and dtype.itemsize <= 2 else float64
+
+
 #: The Python type of each supported dtype's NumPy scalars
-_PYTHON = {np.bool_: bool, np.int32: int, np.int64: int, np.float32: float, np.float64: float}
+_PYTHON = {np.bool_: bool, np.int8: int, np.int16: int, np.int32: int, np.int64: int,
+           np.float32: float, np.float64: float}
 
 
 def python_scalar(value: np.generic) -> bool | int | float:

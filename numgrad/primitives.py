@@ -162,7 +162,7 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
     except TypeError as e:
         raise TypeError(f"{op.name}: {e}") from None
     if op.floating:
-        dtype = dtypes.to_float(dtype)
+        dtype = dtypes.ufunc_float(dtype)
     if op.integral and (dtype.kind == "f" or op.no_bools and dtype.kind == "b"):
         raise TypeError(f"{op.name} takes integers{'' if op.no_bools else ' and bools'}, not "
                         f"{dtype}" + (f": {op.no_bools}" if dtype.kind == "b" else ""))

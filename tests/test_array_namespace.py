@@ -40,11 +40,13 @@ def test_the_namespace_info_describes_numgrads_devices_and_dtypes():
     assert ng.Device("cpu") in info.devices()
     assert info.default_dtypes() == {"real floating": ng.float64, "complex floating": None,
                                      "integral": ng.int64, "indexing": ng.int64}
-    assert info.dtypes() == {"bool": ng.bool_, "int32": ng.int32, "int64": ng.int64,
+    assert info.dtypes() == {"bool": ng.bool_, "int8": ng.int8, "int16": ng.int16,
+                             "int32": ng.int32, "int64": ng.int64,
                              "float32": ng.float32, "float64": ng.float64}
     assert info.dtypes(kind="real floating") == {"float32": ng.float32, "float64": ng.float64}
     assert info.dtypes(kind=("bool", "signed integer")) == {
-        "bool": ng.bool_, "int32": ng.int32, "int64": ng.int64}
+        "bool": ng.bool_, "int8": ng.int8, "int16": ng.int16, "int32": ng.int32,
+        "int64": ng.int64}
     assert info.dtypes(kind="unsigned integer") == {}
     with pytest.raises(ValueError):
         info.dtypes(device="tpu")

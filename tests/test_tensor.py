@@ -12,7 +12,7 @@ import pytest
 
 import numgrad as ng
 
-SUPPORTED_DTYPE_NAMES = ("float32", "float64", "int32", "int64", "bool")
+SUPPORTED_DTYPE_NAMES = ("float32", "float64", "int8", "int16", "int32", "int64", "bool")
 
 
 def assert_same_array(t, expected):
