@@ -28,7 +28,7 @@ from numgrad.tensor_math import power, where
 #: methods of the shaping and ordering mixins (all of which are).
 METHODS = (
     "abs", "square", "relu", "round", "clip", "sum", "prod", "max", "min", "mean", "var",
-    "std", "logsumexp", "argmax", "argmin", "all", "any", "reshape", "transpose", "permute",
+    "std", "logsumexp", "argmax", "argmin", "all", "any", "transpose", "permute",
     "swapaxes", "broadcast_to", "expand_dims", "squeeze", "ravel", "flatten", "negative",
     "deg2rad", "rad2deg", "sinc", "nan_to_num", "isclose", "allclose",
 )
@@ -119,11 +119,21 @@ def transpose(a, axes=None) -> Tensor:
     return a.transpose() if axes is None else a.transpose(axes)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:  # noqa: A002
-    """`a` limited to ``[a_min, a_max]`` (NumPy's ``clip``; `min` and `max` are NumPy 2's
-    other names of the bounds)."""
+def clip(a, min=None, max=None, *, a_min=None, a_max=None) -> Tensor:  # noqa: A002
+    """`a` limited to ``[min, max]`` (NumPy's ``clip``; the standard's and NumPy 2's names
+    of the bounds, by position or keyword; NumPy's classic `a_min` and `a_max` are
+    keywords)."""
     a = as_tensor(a)
     return a.clip(a_min if min is None else min, a_max if max is None else max)
+
+
+def reshape(x, /, shape, *, copy: bool | None = None) -> Tensor:
+    """`x` in another shape of the same size (``x.reshape(shape)``; one -1 stands for the
+    rest), the standard's and NumPy's signature. `copy` is accepted as the standard's:
+    numgrad's values cannot change in place, so a reshape never shares memory that can
+    be written, and ``copy=True`` gives a new tensor whose gradient flows back."""
+    out = as_tensor(x).reshape(shape)
+    return out.copy() if copy else out
 
 
 # ---- reductions that skip NaN --------------------------------------------------------
@@ -314,8 +324,8 @@ def polyval(p, x) -> Tensor:
     return out
 
 
-_functions.update(transpose=transpose, clip=clip, nansum=nansum, nanmean=nanmean,
-                  nanmax=nanmax, nanmin=nanmin, nanvar=nanvar, nanstd=nanstd,
+_functions.update(transpose=transpose, clip=clip, reshape=reshape, nansum=nansum,
+                  nanmean=nanmean, nanmax=nanmax, nanmin=nanmin, nanvar=nanvar, nanstd=nanstd,
                   positive=positive, float_power=float_power, divmod=divmod, take=take,
                   cumulative_sum=cumulative_sum, cumulative_prod=cumulative_prod, isin=isin,
                   select=select, polyval=polyval)

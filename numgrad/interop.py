@@ -13,10 +13,14 @@ from numgrad.tensor import Tensor
 _DEVICES = {1: "cpu", 2: "cuda"}
 
 
-def from_dlpack(obj) -> Tensor:
+def from_dlpack(obj, /, *, device=None, copy: bool | None = None) -> Tensor:
     """A tensor over the memory of `obj`, without a copy: anything with ``__dlpack__``
     (NumPy, PyTorch, JAX, CuPy), and on CUDA also ``__cuda_array_interface__`` (Numba's
     device arrays).
+
+    The standard's keywords: ``copy=True`` copies the memory (on its device), `device`
+    names the tensor's device, a copy there when it is another than `obj`'s (with
+    ``copy=False``, a ValueError: that would need a copy).
 
     numgrad never writes into it. The memory stays shared: if the other side changes
     it, the tensor's value changes too (and so does every pending result computed from
@@ -40,10 +44,20 @@ def from_dlpack(obj) -> Tensor:
     if kind not in _DEVICES:
         raise BufferError(f"from_dlpack: DLPack device type {kind} has no numgrad device; "
                           f"expected 1 (CPU) or 2 (CUDA)")
-    device = as_device(_DEVICES[kind])
-    array = np.from_dlpack(obj) if kind == 1 else device.backend.adopt(obj)
+    source = as_device(_DEVICES[kind])
+    target = source if device is None else as_device(device)
+    if target != source and copy is False:
+        raise ValueError(f"from_dlpack: copy=False, but memory on '{source}' reaches "
+                         f"'{target}' only by a copy")
+    copy = bool(copy) and target == source  # (another device: .to() below copies)
+    if kind == 1:
+        array = np.from_dlpack(obj)
+        array = source.backend.from_numpy(array) if copy else array
+    else:
+        array = source.backend.clone(obj) if copy else source.backend.adopt(obj)
     dtype = np.dtype(array.dtype)
     if dtype not in dtypes.NAMES:
         raise TypeError(f"from_dlpack: numgrad has no dtype {dtype}; expected one of "
                         f"{', '.join(str(d) for d in dtypes.NAMES)}")
-    return Tensor._wrap(LazyBuffer.load(array, device))
+    out = Tensor._wrap(LazyBuffer.load(array, source))
+    return out if target == source else out.to(target)

@@ -30,14 +30,15 @@ from numgrad.functions import (
 )
 from numgrad.joining import concatenate
 from numgrad.searching import unique
+from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import power
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "acos", "acosh", "asarray",
            "asin", "asinh", "astype", "atan", "atan2", "atanh", "bitwise_invert",
-           "bitwise_left_shift", "bitwise_right_shift", "can_cast", "concat", "finfo",
-           "iinfo", "isdtype", "matrix_transpose",
-           "permute_dims", "pow", "result_type", "unique_all", "unique_counts",
+           "bitwise_left_shift", "bitwise_right_shift", "can_cast", "concat", "conj",
+           "conjugate", "finfo", "iinfo", "imag", "isdtype", "matrix_transpose",
+           "permute_dims", "pow", "real", "result_type", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "unstack", "vecdot"]
 
 acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
@@ -61,14 +62,48 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """The dot product of `x1` and `x2` along `axis`, broadcast over the other axes
-    (real dtypes: no conjugate to take)."""
-    return (asarray(x1) * asarray(x2)).sum(axis=axis)
+    (real dtypes: no conjugate to take), in their promoted dtype (int32 stays int32, as
+    NumPy's ``vecdot``). Their lengths along `axis` must be equal: that axis is not
+    broadcast (ValueError)."""
+    x1, x2 = asarray(x1), asarray(x2)
+    ndim = max(x1.ndim, x2.ndim)
+    along = normalize_axis(axis, ndim)
+    n1, n2 = ((1,) * (ndim - x.ndim) + x.shape for x in (x1, x2))
+    if n1[along] != n2[along]:
+        raise ValueError(f"vecdot: the lengths along axis {axis} differ ({n1[along]} and "
+                         f"{n2[along]} in shapes {x1.shape} and {x2.shape})")
+    return (x1 * x2).sum(axis=along, dtype=result_type(x1, x2))
+
+
+def conj(x: Tensor, /) -> Tensor:
+    """The complex conjugate: for numgrad's real dtypes, `x`'s value (a new tensor whose
+    gradient flows back, `Tensor.copy`); bools become int8, as NumPy's ``conjugate``
+    gives them."""
+    x = asarray(x)
+    return x.astype(dtypes.int8) if x.dtype == dtypes.bool_ else x.copy()
+
+
+conjugate = conj
+
+
+def real(x: Tensor, /) -> Tensor:
+    """The real part: for numgrad's real dtypes, `x`'s value (a new tensor whose gradient
+    flows back, `Tensor.copy`)."""
+    return asarray(x).copy()
+
+
+def imag(x: Tensor, /) -> Tensor:
+    """The imaginary part: for numgrad's real dtypes, zeros of `x`'s dtype and shape (on
+    its device), with no gradient to carry."""
+    x = asarray(x)
+    return x.zeros_like()
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
-    """The slices of `x` along `axis`, as a tuple (the inverse of `stack`)."""
+    """The slices of `x` along `axis`, as a tuple (the inverse of `stack`): ``x[:, i]``
+    for ``axis=1``, the other axes in their order."""
     x = asarray(x)
-    return tuple(x.swapaxes(0, axis)) if x.ndim else ()
+    return tuple(x.moveaxis(axis, 0)) if x.ndim else ()
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
@@ -98,9 +133,33 @@ def _dtype(x) -> np.dtype:
     return x.dtype if isinstance(x, Tensor) else dtypes.as_dtype(x)
 
 
-def finfo(type, /) -> np.finfo:  # noqa: A002 - the standard's name
-    """Machine limits of a floating dtype (or a tensor's): NumPy's ``finfo``."""
-    return np.finfo(_dtype(type))
+class FloatInfo:
+    """Machine limits of a floating dtype (`finfo`): the standard's attributes as Python
+    numbers (``bits`` an int; ``eps``, ``max``, ``min``, ``smallest_normal`` floats) and
+    ``dtype``; NumPy's other ones (``tiny``, ``resolution``, ``precision``, ...) as
+    NumPy's ``finfo`` gives them."""
+
+    def __init__(self, info: np.finfo):
+        self._numpy = info
+        self.bits, self.dtype = int(info.bits), info.dtype
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "_numpy":
+            raise AttributeError(name)
+        return getattr(self._numpy, name)
+
+    def __repr__(self) -> str:
+        return (f"finfo(bits={self.bits}, eps={self.eps!r}, max={self.max!r}, "
+                f"min={self.min!r}, smallest_normal={self.smallest_normal!r}, "
+                f"dtype={self.dtype.name})")
+
+
+def finfo(type, /) -> FloatInfo:  # noqa: A002 - the standard's name
+    """Machine limits of a floating dtype (or a tensor's): NumPy's ``finfo``, with the
+    standard's attributes as Python floats (`FloatInfo`)."""
+    return FloatInfo(np.finfo(_dtype(type)))
 
 
 def iinfo(type, /) -> np.iinfo:  # noqa: A002 - the standard's name
@@ -179,7 +238,7 @@ _KINDS = {"bool": "bool", "real floating": "real floating", "integral": "integra
 
 class Info:
     """What the namespace holds (`__array_namespace_info__`): its capabilities, devices
-    and dtypes. numgrad has no complex dtypes and no unsigned or 8- and 16-bit integers:
+    and dtypes. numgrad has no complex dtypes and no unsigned integers:
     `dtypes` lists the ones it has."""
 
     def capabilities(self) -> dict:

@@ -127,6 +127,14 @@ class TensorBase:
         self._check_one_element("int()")
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        """The one element as a Python complex (the Array API standard's ``__complex__``):
+        ``x + 0j``; NaN is ``nan + nanj``, as the standard says (Python's ``complex(nan)``
+        and NumPy's are ``nan + 0j``)."""
+        self._check_one_element("complex()")
+        value = float(self.item())
+        return complex(value, value) if math.isnan(value) else complex(value, 0.0)
+
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(

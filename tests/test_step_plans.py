@@ -35,9 +35,9 @@ pytestmark = pytest.mark.usefixtures("replay_mode")
 #: tests of what does not depend on the device, or that launch hundreds of kernels a
 #: step (the deep recurrences: many minutes in Numba's CUDA simulator, which runs every
 #: thread of every launch in Python): the CPU runs cover them, and a GPU runs them
-not_simulated = pytest.mark.skipif(
-    os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-    and os.environ.get("NUMGRAD_TEST_DEVICE") == "cuda", reason="too slow in the simulator")
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and \
+    os.environ.get("NUMGRAD_TEST_DEVICE") == "cuda"
+not_simulated = pytest.mark.skipif(SIMULATED, reason="too slow in the simulator")
 
 
 def _params():
@@ -438,7 +438,10 @@ def _bits(values) -> list[bytes]:
     return [np.asarray(v).tobytes() for v in values]
 
 
-SCALARS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+#: (the CUDA simulator runs kernels on Python's math, which raises for sin(inf) where a
+#: GPU gives NaN: constants there that keep every value finite)
+SCALARS = st.one_of(st.floats(min_value=-1e6, max_value=1e6) if SIMULATED else
+                    st.floats(allow_nan=True, allow_infinity=True, width=64),
                     st.sampled_from([0.0, -0.0, 1.0, 2.0, 5e-324]))
 
 
