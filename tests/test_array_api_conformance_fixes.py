@@ -72,16 +72,6 @@ def test_vecdot_lengths_along_the_axis_must_be_equal(shapes, axis):
             namespace.vecdot(ng.tensor(a), ng.tensor(b), axis=axis)
 
 
-def test_vecdot_still_broadcasts_the_other_axes_and_differentiates():
-    a, b = rng.standard_normal((2, 1, 4)), rng.standard_normal((3, 4))
-    np.testing.assert_allclose(ng.vecdot(ng.tensor(a), ng.tensor(b)).numpy(),
-                               np.vecdot(a, b), rtol=1e-14)
-    np.testing.assert_allclose(ng.vecdot(ng.tensor(A3), ng.tensor(A3), axis=1).numpy(),
-                               np.vecdot(A3, A3, axis=1), rtol=1e-14)
-    assert ng.gradcheck(ng.vecdot, [ng.tensor(a, requires_grad=True),
-                                    ng.tensor(b, requires_grad=True)])
-
-
 # ---- finfo: the standard's attributes as Python numbers -----------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

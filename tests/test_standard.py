@@ -40,6 +40,9 @@ def test_vecdot_and_its_gradient():
     b = rng.standard_normal((2, 3, 4))
     np.testing.assert_allclose(ng.vecdot(ng.tensor(A), ng.tensor(b)).numpy(),
                                np.vecdot(A, b), rtol=1e-14)
+    c, d = rng.standard_normal((2, 1, 4)), rng.standard_normal((3, 4))  # (other axes broadcast)
+    np.testing.assert_allclose(ng.vecdot(ng.tensor(c), ng.tensor(d)).numpy(),
+                               np.vecdot(c, d), rtol=1e-14)
     np.testing.assert_allclose(ng.vecdot(ng.tensor(A), ng.tensor(A), axis=0).numpy(),
                                np.vecdot(A, A, axis=0), rtol=1e-14)
     assert ng.gradcheck(ng.vecdot, [ng.tensor(A, requires_grad=True),
