@@ -112,9 +112,9 @@ def read_index(program: Program, i: int, index: list[str]) -> str:
 #: The integer types a float converts to when below 2**(bits - 1) in magnitude. Any
 #: other float (inf, nan, out of range) converts to the type's minimum, as NumPy's casts
 #: give on x86: LLVM leaves that conversion undefined, so a kernel could give any value.
-#: int8 and int16 take a float through int64 (its rule) and wrap, as NumPy's casts do.
-_SIGNED = ("int32", "int64")
-_NARROW = ("int8", "int16")
+#: Per integer type, the type a float converts to first: int8 and int16 take int64's
+#: rule and wrap, as NumPy's casts do.
+_THROUGH = {"int8": "int64", "int16": "int64", "int32": "int32", "int64": "int64"}
 _TRUE_DIVISION = re.compile(r"(?<!/)/(?!/)")
 
 
@@ -138,9 +138,9 @@ def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos
     if name != "cast" and (dtype == "float64" or dtype == "bool" and TABLE[name].result == BOOL):
         # Already of that type in Numba: no conversion to type (it doubles compile time).
         return body
-    if dtype in _SIGNED + _NARROW and (_TRUE_DIVISION.search(body) or any(
+    through = _THROUGH.get(dtype)
+    if through and (_TRUE_DIVISION.search(body) or any(
             dtypes[p].startswith("float") for p in operands)):  # a float made an integer
-        through = "int64" if dtype in _NARROW else dtype
         kind, info = scalar_type(through), np.iinfo(through)
         whole = f"{kind}({body}) if abs({body}) < {2.0 ** (info.bits - 1)!r} else " \
                 f"{kind}({info.min})"
