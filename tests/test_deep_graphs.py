@@ -11,7 +11,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import numgrad as ng
-from numgrad.autograd.backward import CUT_DEPTH
+from numgrad.autograd.backward import CUT_DEPTH, STACK_AT
 from numgrad.engine.lowering import MAX_KERNEL_ARRAYS
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Launch
@@ -132,3 +132,43 @@ def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
     assert counts[1] == counts[2] == (counts[0][0], 0)
     assert grads[0] == grads[1] == grads[2]
     assert_allclose(grads[0], numpy_recurrence(150, w=0.7)[1], rtol=RTOL)
+
+
+
+def test_a_value_read_at_every_step_sums_its_gradient_the_same_way_for_any_length(
+        monkeypatch):
+    # w is read by a product at every step: its gradient has one contribution per step
+    # (x_t.T @ ones). Added one after another, they were a chain cut into kernels of
+    # about 30 terms, and the last piece's length, so its kernel, changed with the
+    # loop's length. Stacked (STACK_AT at a time) and summed over the stacking axis,
+    # they make the same kernels for any length: 40 steps look up the backward pass's
+    # kernels, 100 and 57 steps none (compiled or loaded from disk).
+    monkeypatch.setattr(cache, "_memory", {})
+    rng = np.random.default_rng(3)
+    w0, looked_up = rng.standard_normal((3, 4)), []
+    for steps in (40, 100, 57):
+        xs = rng.standard_normal((steps, 2, 3))
+        w = ng.tensor(w0, requires_grad=True)
+        loss = sum((ng.tensor(x) @ w).sum() for x in xs)
+        loss.item()  # (the forward pass's kernels: its scalar sum depends on the length)
+        with ng.engine.record() as rec:
+            loss.backward()
+            got = w.grad.numpy()
+        assert_allclose(got, np.broadcast_to(xs.sum((0, 1))[:, None], (3, 4)), rtol=RTOL)
+        looked_up.append(rec.kernels_compiled + rec.disk_hits)
+    assert looked_up[0] > 0 and looked_up[1:] == [0, 0]
+
+
+@pytest.mark.parametrize("steps", [3, STACK_AT, 2 * STACK_AT + 5])
+def test_stacked_gradient_contributions_differentiate_again(steps):
+    # A Hessian-vector product through the stacked sums (second order) of
+    # sum_t sin(w * c_t).sum(), against d/dw <grad, v> = sum_t -sin(w c_t) c_t**2 v,
+    # and the first order's value.
+    rng = np.random.default_rng(steps)
+    w0, v, cs = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((steps, 5))
+    w = ng.tensor(w0, requires_grad=True)
+    loss = sum((w * ng.tensor(c)).sin().sum() for c in cs)
+    (g,) = ng.grad(loss, w, create_graph=True)
+    (hv,) = ng.grad((g * ng.tensor(v)).sum(), w)
+    assert_allclose(g.numpy(), (np.cos(w0 * cs) * cs).sum(0), rtol=RTOL)
+    assert_allclose(hv.numpy(), (-np.sin(w0 * cs) * cs**2 * v).sum(0), rtol=RTOL)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import threading
 from collections.abc import Sequence
 
-from numgrad import engine
+from numgrad import dtypes, engine
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.lazy import MAX_DEPTH
 from numgrad.ops import CONST, MOVEMENT
 from numgrad.plan import recipes, tracing
 from numgrad.plan.tape import TAPE
+from numgrad.primitives import _apply, _as
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
 #: shared leaves (one model's parameters) add up, none overwriting another's sum.
@@ -28,6 +30,12 @@ CUT_DEPTH = MAX_DEPTH // 2
 #: a loop's period in depth (as for periods 2, 3, 4, 6, 8, 12) gives each band the
 #: same graph, so the same kernels.
 BAND = 24
+#: A node's gradient contributions are added when it is reached, and the sum fuses
+#: into its readers. From this many on (a weight read at every step of a loop), they are
+#: stacked and summed over the stacking axis instead, this many at a time and then
+#: the rest: one reduction however many there are, where a chain of additions would
+#: make kernels that depend on the loop's length (the last piece's terms).
+STACK_AT = 32
 _FREE = (CONST, MOVEMENT)  # saved values never stored for their depth
 _depth = operator.attrgetter("depth")
 
@@ -219,15 +227,14 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
     each node's summed gradient to `deliver` (and, as (position, buffer) pairs, to
     `delivered`)."""
     position = {node: i for i, node in enumerate(waiting)} if delivered is not None else None
-    grads: dict[Node, object] = {}
+    grads = _Contributions()
     for out, seed in zip(outputs, seeds):
-        node = out._node
-        grads[node] = seed if node not in grads else grads[node] + seed
+        grads.add(out._node, seed)
     ready = [node for node in dict.fromkeys(o._node for o in outputs)
              if node in waiting and waiting[node] == 0]
     while ready:
         node = ready.pop()
-        grad = grads.pop(node, None)
+        grad = grads.pop(node)
         if grad is not None:
             if node.hooks:
                 grad = _call_hooks(node, grad)
@@ -241,15 +248,64 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
             deep = False
             for n, g, wanted in zip(node.next, node.apply(grad), downstream):
                 if wanted and g is not None:
-                    grads[n] = g = g if n not in grads else grads[n] + g
-                    deep = deep or g._buf.depth > CUT_DEPTH
+                    deep = grads.add(n, g) > CUT_DEPTH or deep
             if deep:  # every pending gradient computed at once: the cuts repeat
-                recipes.cut([g._buf for g in grads.values()])
+                recipes.cut(grads.buffers())
         for n, wanted in zip(node.next, downstream):
             if wanted:
                 waiting[n] -= 1
                 if waiting[n] == 0:
                     ready.append(n)
+
+
+class _Contributions:
+    """The gradient contributions each node has received, summed when it is reached:
+    added (their sum fuses into its readers), or from `STACK_AT` of them on, stacked
+    and summed over the new axis, `STACK_AT` at a time (`STACK_AT` module doc). One
+    element each, they are added as they arrive (the scalar pass adds them in Python,
+    `numgrad.plan.scalar_pass`, with no kernel)."""
+
+    def __init__(self):
+        self.terms: dict[Node, list] = {}
+        self.stacked: set[Node] = set()
+
+    def add(self, node: Node, grad) -> int:
+        """Keep `grad` for `node`; returns the depth of their sum so far."""
+        terms = self.terms.get(node)
+        if terms is None:
+            self.terms[node] = [grad]
+            return grad._buf.depth
+        if grad.size == 1:
+            terms[0] = terms[0] + grad
+            return terms[0]._buf.depth
+        terms.append(grad)
+        if len(terms) == STACK_AT and _same_shape(terms):
+            self.stacked.add(node)
+            terms[:] = [_stacked_sum(terms)]
+        return max(t._buf.depth for t in terms) + len(terms) - 1
+
+    def pop(self, node: Node):
+        """The sum of `node`'s contributions (None if it received none)."""
+        terms = self.terms.pop(node, None)
+        if not terms:
+            return None
+        if len(terms) > 1 and node in self.stacked and _same_shape(terms):
+            return _stacked_sum(terms)
+        return functools.reduce(operator.add, terms)
+
+    def buffers(self) -> list:
+        return [t._buf for terms in self.terms.values() for t in terms]
+
+
+def _same_shape(terms: list) -> bool:
+    return all(t.shape == terms[0].shape for t in terms)
+
+
+def _stacked_sum(terms: list):
+    """``stack(terms).sum(0)``: a copy of each into one array, and one reduction."""
+    dtype = dtypes.result_type(*(t.dtype for t in terms))
+    rows = tuple(_as(t, dtype).expand_dims(0) for t in terms)
+    return _apply("concatenate", rows, 0, (len(rows), *terms[0].shape), dtype).sum(0)
 
 
 def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliver) -> bool:

@@ -3,8 +3,9 @@
 Numba's compile time grows with a kernel's array arguments, faster than linearly
 (docs/design.md, "The engine"), so no generated kernel takes more than
 `lowering.MAX_KERNEL_ARRAYS` arrays. A group is gathered from its root down to the
-computed buffers it reads (`lowering.build_kernel`); a value used 800 times (a weight
-read at every step of a loop) would have its gradient's 800 terms summed in one group.
+computed buffers it reads (`lowering.build_kernel`); a sum of 800 terms written out
+would be one group. (A gradient's contributions are stacked from
+`autograd.backward.STACK_AT` on: one reduction however many.)
 
 `cuts` finds, from the sources up, the nodes to compute into buffers of their own:
 at each node the arrays its value reads inside its kernel are known (those of its
