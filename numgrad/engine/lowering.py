@@ -30,6 +30,12 @@ MAX_KERNEL_OPS = 256
 #: kernel reads and writes more than this many arrays: fusion groups are cut
 #: (`engine.width`) and kernels over one loop nest stop merging (`merge_siblings`).
 MAX_KERNEL_ARRAYS = 32
+#: Kernels that call vector math (rows of `VECTOR_MATH_COST` or more: exp, tanh, ...,
+#: inlined as vector code on the CPU) merge up to this many arrays: past it LLVM
+#: stopped vectorizing their loops (ten `exp(x_i + b)` over 1000 elements, 21 arrays,
+#: took 5.6 us a stream where nine took 1.3: docs/design.md).
+VECTOR_MATH_ARRAYS = 20
+VECTOR_MATH_COST = 8
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
 
@@ -91,6 +97,7 @@ class Kernel:
     _emitted: dict[tuple, int] | None = None
     _input_index: dict[tuple, int] = field(default_factory=dict)
     _stored: dict[int, int] = field(default_factory=dict)
+    _vector_math: bool | None = None
 
     def arg(self, const: LazyBuffer) -> int:
         """The index of the scalar argument holding constant `const` (added if new)."""
@@ -99,6 +106,14 @@ class Kernel:
             self.args.append(const.arg)
             self.arg_nodes.append(const)
         return self._arg_index[id(const)]
+
+    @property
+    def calls_vector_math(self) -> bool:
+        """Whether its code calls a row of `VECTOR_MATH_COST` or more (exp, tanh, ...)."""
+        if self._vector_math is None:
+            self._vector_math = any(ins[0] in TABLE and TABLE[ins[0]].cost >= VECTOR_MATH_COST
+                                    for ins in self.code)
+        return self._vector_math
 
     @property
     def loop_shape(self) -> tuple[int, ...]:
@@ -131,6 +146,7 @@ class Kernel:
         outputs become the values themselves.
         """
         self._index()
+        self._vector_math = None
         body = self._remap(other, other.code, other.dtypes, self.code, self.dtypes,
                            self._emitted, self._stored, epilogue=False)
         for buf, p in other.stores:
@@ -305,7 +321,8 @@ def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, 
     can compute `item` too, or None: one that runs after everything `item` reads, or
     the last producer of what it reads when that stores each such value and `item`
     reads it at the loop's own index; and has room for its code and for the arrays it
-    reads (`max_arrays`: what is left beside the outputs of `item` that count)."""
+    reads (`max_arrays`: what is left beside the outputs of `item` that count; less by
+    `MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS` where either calls vector math)."""
     reads = [*item.inputs, *item.tables]
     latest = max([made_by.get(id(b), -1) for b in reads], default=-1)
     for i in range(bisect.bisect_left(candidates, latest), len(candidates)):
@@ -319,8 +336,10 @@ def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, 
             if not all(made_by.get(id(b)) != h or k.writes(b) and id(b) not in irregular
                        for b in reads):
                 continue
+        limit = max_arrays - (MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS) if \
+            item.calls_vector_math or k.calls_vector_math else max_arrays
         if len(k.inputs) + len(k.tables) + kept[h] + _new_reads(k, item) - \
-                _joined(k, item, stored, look=True) > max_arrays:
+                _joined(k, item, stored, look=True) > limit:
             continue
         return h
     return None
