@@ -40,8 +40,9 @@ WAKE_NS = 150_000
 #: Estimated cost per element, in ns: moving one byte, a libm call, a vectorized
 #: function (`vecmath`), any other operation.
 BYTE_NS, CALL_NS, VECTOR_NS, OP_NS = 0.1, 12.0, 3.0, 0.3
-#: A reduced loop at least this long folds into this many independent accumulators
-#: (lanes), so that LLVM vectorizes it; the lanes are combined in order at the end.
+#: An innermost reduced loop at least this long folds into this many independent
+#: accumulators (lanes), so that LLVM vectorizes it; the lanes are combined in order at
+#: the end.
 LANES, LANES_FROM = 16, 64
 
 
@@ -93,8 +94,7 @@ def variant(program: Program, shape: tuple[int, ...]) -> Loops:
         return SCALAR  # (without vecmath calls, the serial kernel is the same code)
     threads = numba.get_num_threads()
     parallel = threads > 1 and work_ns(program, shape) * (1 - 1 / threads) >= WAKE_NS
-    lanes = (bool(program.reduce) and program.reduced_rank == 1 and not program.reduce_outer
-             and shape[-1] >= LANES_FROM)
+    lanes = bool(program.reduce) and not program.reduce_outer and shape[-1] >= LANES_FROM
     return Loops(parallel, lanes)
 
 
@@ -174,27 +174,30 @@ class _Loops(Skeleton):
 
     def fold(self, depth: int, start: str, stop: str) -> None:
         """The reduced loops (the first from `start` to `stop`) folding the code into
-        ``acc``; with lanes, element ``i`` of the first folds into ``accs[i % LANES]``."""
-        k = self.k
+        ``acc``; with lanes, element ``i`` of the innermost folds into
+        ``accs[i % LANES]``."""
+        k, last = self.k, self.k + self.r - 1
+        self.line(depth, f"{'accs = np.full(' + str(LANES) + ', ' if self.lanes else 'acc = '}"
+                         f"{self.identity}{')' if self.lanes else ''}")
+        for d in range(k, last + (not self.lanes)):
+            bounds = f"{start}, {stop}" if d == k else f"shape[{d}]"
+            self.line(depth + d - k, f"for i{d} in range({bounds}):")
+        inner = depth + last - k
         if not self.lanes:
-            self.line(depth, f"acc = {self.identity}")
-            for d in range(k, k + self.r):
-                bounds = f"{start}, {stop}" if d == k else f"shape[{d}]"
-                self.line(depth + d - k, f"for i{d} in range({bounds}):")
-            self.body(depth + self.r)
-            self.fold_in(depth + self.r, f"v{self.p.folded}")
+            self.body(inner + 1)
+            self.fold_in(inner + 1, f"v{self.p.folded}")
             return
-        self.line(depth, f"accs = np.full({LANES}, {self.identity})")
-        self.line(depth, f"for base in range({start}, {stop}, {LANES}):")
-        self.line(depth + 1, f"for lane in range(min({LANES}, {stop} - base)):")
+        low, high = (start, stop) if last == k else ("0", f"shape[{last}]")
+        self.line(inner, f"for base in range({low}, {high}, {LANES}):")
+        self.line(inner + 1, f"for lane in range(min({LANES}, {high} - base)):")
         # (unsigned: Numba wraps a negative signed index around, and LLVM, unable to rule
         # that out where the loop starts at a computed index, vectorizes its loads and
         # stores as gathers and scatters, or not at all: 3-5x slower)
-        self.line(depth + 2, f"i{k} = numba.uint64(base + lane)")
-        self.line(depth + 2, "acc = accs[lane]")
-        self.body(depth + 2)
-        self.fold_in(depth + 2, f"v{self.p.folded}")
-        self.line(depth + 2, "accs[lane] = acc")
+        self.line(inner + 2, f"i{last} = numba.uint64(base + lane)")
+        self.line(inner + 2, "acc = accs[lane]")
+        self.body(inner + 2)
+        self.fold_in(inner + 2, f"v{self.p.folded}")
+        self.line(inner + 2, "accs[lane] = acc")
         self.line(depth, f"acc = {self.identity}")
         self.line(depth, f"for lane in range({LANES}):")
         self.fold_in(depth + 1, "accs[lane]")
