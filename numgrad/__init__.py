@@ -44,7 +44,19 @@ from numgrad.creation import (
     zeros_like,
 )
 from numgrad.device import Device, default_device, get_default_device, set_default_device
-from numgrad.dtypes import bool_, float32, float64, int8, int16, int32, int64
+from numgrad.dtypes import (
+    bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from numgrad.engine.explain import explain
 from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
 from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck

@@ -9,10 +9,15 @@ int8 = np.dtype(np.int8)
 int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-SUPPORTED = (bool_, int8, int16, int32, int64, float32, float64)
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32,
+             float64)
 #: Each dtype's name (``np.dtype.name`` is slow enough to matter when scheduling).
 NAMES = {d: d.name for d in SUPPORTED}
 _NAMES = ", ".join(d.name for d in SUPPORTED)
@@ -51,6 +56,12 @@ def result_type(*operands) -> np.dtype:
 _promotions: dict[tuple, np.dtype] = {}
 
 
+def mix_signs(*operands: np.dtype) -> bool:
+    """Whether `operands` are uint64 and a signed integer, which NumPy 2 compares exactly
+    though their common dtype is float64."""
+    return uint64 in operands and any(d.kind == "i" for d in operands)
+
+
 def to_float(dtype: np.dtype) -> np.dtype:
     """The dtype a statistic or a decomposition (mean, var, median, norms, solve, ...)
     computes in: float64 for integers and bools, as NumPy's."""
@@ -59,16 +70,25 @@ def to_float(dtype: np.dtype) -> np.dtype:
 
 def ufunc_float(dtype: np.dtype) -> np.dtype:
     """The dtype of a floating elementwise function (exp, divide, ...) of `dtype`, as
-    NumPy's ufuncs give: float32 for int16, float64 for int32 and int64. NumPy gives
-    float16 for int8 and bool; numgrad has no float16, so int8 gives float32 (the least
-    float it has that holds every int8) and bool float64 (as before int8 came)."""
+    NumPy's ufuncs give: float32 for int16 and uint16, float64 for 32- and 64-bit
+    integers. NumPy gives float16 for int8, uint8 and bool; numgrad has no float16, so
+    int8 and uint8 give float32 (the least float it has that holds every one of them)
+    and bool float64 (as before int8 came)."""
     if is_float(dtype):
         return dtype
-    return float32 if dtype.kind == "i" and dtype.itemsize <= 2 else float64
+    return float32 if dtype.kind in "iu" and dtype.itemsize <= 2 else float64
+
+
+def accumulated(dtype: np.dtype) -> np.dtype:
+    """The dtype a sum, a product or a scan of `dtype` accumulates in when given none,
+    as NumPy's: int64 for bools and signed integers, uint64 for unsigned ones, floats
+    their own."""
+    return uint64 if dtype.kind == "u" else int64 if dtype.kind in "bi" else dtype
 
 
 #: The Python type of each supported dtype's NumPy scalars
 _PYTHON = {np.bool_: bool, np.int8: int, np.int16: int, np.int32: int, np.int64: int,
+           np.uint8: int, np.uint16: int, np.uint32: int, np.uint64: int,
            np.float32: float, np.float64: float}
 
 

@@ -38,6 +38,11 @@ ALIASES = {"remainder": "mod", "degrees": "rad2deg", "radians": "deg2rad", "abso
            "fix": "trunc", "rint": "round", "bitwise_not": "invert"}
 #: What a binary primitive's function does beyond its name's promise
 NOTES = {
+    "gammainc": "The regularized lower incomplete gamma function ``P(a, x)`` of ``(x, y) = (a, "
+                "x)``, SciPy's order (`numgrad.scipy.special.gammainc`); the gradient is for "
+                "``x`` only.",
+    "gammaincc": "The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` "
+                 "(`numgrad.scipy.special.gammaincc`); the gradient is for ``x`` only.",
     "fmax": "NaN is ignored: the result is NaN only where both are.",
     "fmin": "NaN is ignored: the result is NaN only where both are.",
     "mod": "The remainder of floor division, ``x % y``: its sign follows the divisor.",
@@ -263,7 +268,7 @@ def _cumulative(x: Tensor, scan: str, initial, axis, dtype, include_initial: boo
         x, axis = x.reshape(-1), 0
     x = x if dtype is None else x.astype(dtype)
     out = getattr(x, scan)(axis)
-    if dtype is not None and out.dtype != x.dtype:  # (integer scans accumulate in int64)
+    if dtype is not None and out.dtype != x.dtype:  # (integer scans accumulate in 64 bits)
         out = out.astype(dtype)
     if not include_initial:
         return out

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad import special_math
+from numgrad import bessel_math, gammainc_math, special_math
 
 # Kinds. Elementwise kinds fuse into one generated kernel; the rest are run by
 # the target's backend (views, gathers, matmul) or are generated reductions.
@@ -49,6 +49,9 @@ class Primitive:
     integral: bool = False
     #: of an integral row, why bools are a TypeError too (empty: they are taken)
     no_bools: str = ""
+    #: the expression on unsigned integers where `expr` takes a sign, or mixes them with
+    #: int64 literals (Numba computes uint64 with int64 in float64); empty: `expr`
+    unsigned: str = ""
     #: whether one float32 element may be computed at once, in Python's floats, and
     #: rounded (`numgrad.lazy.AT_ONCE`): not where float32's result is not float64's
     #: rounded (nextafter's neighbour)
@@ -241,8 +244,16 @@ class Table(dict):
         self.generation += 1
 
 
+def _shifted(shift: str) -> str:
+    """The unsigned shift of x by y (`shift`: << or >>), in steps under 32 as the signed
+    one, with uint64 literals."""
+    u = "np.uint64"
+    step = f"((y & {u}(32)) >> {u}(1))"
+    return f"x {shift} (y & {u}(31)) {shift} {step} {shift} {step} if y < {u}(64) else x - x"
+
+
 P = Primitive
-_INT8 = "NumPy shifts bools in int8, a dtype numgrad lacks (convert with astype first)"
+_INT8 = "NumPy shifts bools in int8, numgrad does not (convert with astype first)"
 TABLE: Table = Table({p.name: p for p in [
     # ---- elementwise unary ------------------------------------------------------
     P("negative", UNARY, "-x", lambda g, out, x, _: (-g,), np.negative),
@@ -331,6 +342,17 @@ TABLE: Table = Table({p.name: p for p in [
       lambda g, out, n, x, _: (g.zeros_like(), g * x.polygamma(n + 1)),
       special_math.numpy_form(special_math.POLYGAMMA, "polygamma", 2), floating=True,
       domain=(0.5, 3.5)),
+    # modified Bessel functions of orders 0 and 1, and exp(-|x|) times them
+    *[P(name, UNARY, expr, vjp, special_math.numpy_form(expr, name), floating=True,
+        domain=(-4.0, 4.0)) for name, expr, vjp in [
+        ("i0", bessel_math.I0, bessel_math.i0_vjp), ("i1", bessel_math.I1, bessel_math.i1_vjp),
+        ("i0e", bessel_math.I0E, bessel_math.i0e_vjp),
+        ("i1e", bessel_math.I1E, bessel_math.i1e_vjp)]],
+    # the regularized incomplete gamma functions P(a, x) and Q(a, x): no gradient for a
+    *[P(name, BINARY, expr, vjp, special_math.numpy_form(expr, name, 2), floating=True,
+        domain=(0.5, 3.5)) for name, expr, vjp in [
+        ("gammainc", gammainc_math.GAMMAINC, gammainc_math.gammainc_vjp),
+        ("gammaincc", gammainc_math.GAMMAINCC, gammainc_math.gammaincc_vjp)]],
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
     P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),
@@ -373,12 +395,12 @@ TABLE: Table = Table({p.name: p for p in [
     # NumPy's does (rather than overflow to 0).
     P("floor_divide", BINARY, "(-x) // 1 if y == -1 else x // y",
       lambda g, out, x, y, _: (g.zeros_like(), g.zeros_like()), np.floor_divide,
-      domain=(-3.0, 3.0)),
+      domain=(-3.0, 3.0), unsigned="x // y"),
     # C's fmod (the sign follows x), exact for floats and integers alike: a floored
     # remainder by a divisor of x's sign is the truncated one; -abs(y) <= 0 never
     # overflows, and copysign reads the sign of -0.0.
     P("fmod", BINARY, "x % -abs(y) if math.copysign(1.0, x) < 0 else -(-x % -abs(y))",
-      _fmod_vjp, np.fmod, domain=(-3.0, 3.0)),
+      _fmod_vjp, np.fmod, domain=(-3.0, 3.0), unsigned="x % y"),
     P("equal", BINARY, "x == y", ref=np.equal, result=BOOL),
     P("not_equal", BINARY, "x != y", ref=np.not_equal, result=BOOL),
     P("less", BINARY, "x < y", ref=np.less, result=BOOL),
@@ -395,13 +417,15 @@ TABLE: Table = Table({p.name: p for p in [
     # << and >> as NumPy 2's on integers: counts outside [0, bits) give 0 (left) or the
     # sign (right), negative ones too. A shift by 64 or more is undefined in LLVM, so the
     # count is taken in steps under 32 (each defined for int32 and int64 alike; shifts
-    # compose). NumPy shifts bools in int8, which numgrad lacks.
+    # compose); on unsigned types in uint64's literals, 0 as x - x. NumPy shifts bools in
+    # int8; numgrad does not.
     P("left_shift", BINARY,
       "x << (y & 31) << ((y & 32) >> 1) << ((y & 32) >> 1) if 0 <= y < 64 else 0",
-      ref=np.left_shift, integral=True, no_bools=_INT8),
+      ref=np.left_shift, integral=True, no_bools=_INT8, unsigned=_shifted("<<")),
     P("right_shift", BINARY,
       "x >> (y & 31) >> ((y & 32) >> 1) >> ((y & 32) >> 1) if 0 <= y < 64 "
-      "else (-1 if x < 0 else 0)", ref=np.right_shift, integral=True, no_bools=_INT8),
+      "else (-1 if x < 0 else 0)", ref=np.right_shift, integral=True, no_bools=_INT8,
+      unsigned=_shifted(">>")),
     # The neighbour of x toward y: a step of one spacing, so d/dx is 1 and d/dy is 0 (the
     # result moves only where y crosses x).
     P("nextafter", BINARY, NEXTAFTER, lambda g, out, x, y, _: (g, g.zeros_like()),

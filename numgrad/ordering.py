@@ -182,8 +182,8 @@ class OrderMethods(TensorBase):
         axis : int or None
             The axis to sum along; None (the default) sums the flattened tensor.
         dtype : dtype, optional
-            The dtype to accumulate in. By default booleans and integers sum in int64,
-            as in NumPy, and floats in their own dtype.
+            The dtype to accumulate in. By default booleans and signed integers sum in
+            int64, unsigned ones in uint64, as in NumPy, and floats in their own dtype.
 
         Returns
         -------
@@ -222,8 +222,8 @@ class OrderMethods(TensorBase):
         x, axis = _along(self, axis, zero_d_as_1d=True)
         if dtype is not None:
             x = _as(x, dtypes.as_dtype(dtype))
-        elif x.dtype.kind in "bi":
-            x = _as(x, dtypes.int64)  # NumPy accumulates bool and int32 in int64
+        else:  # NumPy accumulates bool and int32 in int64, uint8 in uint64
+            x = _as(x, dtypes.accumulated(x.dtype))
         return x, axis - x.ndim
 
     def diff(self, n: int = 1, axis: int = -1, prepend=None, append=None) -> TensorBase:

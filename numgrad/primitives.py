@@ -163,6 +163,9 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
         raise TypeError(f"{op.name}: {e}") from None
     if op.floating:
         dtype = dtypes.ufunc_float(dtype)
+    elif op.name in _COMPARISONS and dtype == dtypes.float64 and dtypes.mix_signs(*(
+            v.dtype for v in values if isinstance(v, (TensorBase, np.generic)))):
+        return None, dtypes.bool_, False  # (compared exactly: `_compared_exactly`)
     if op.integral and (dtype.kind == "f" or op.no_bools and dtype.kind == "b"):
         raise TypeError(f"{op.name} takes integers{'' if op.no_bools else ' and bools'}, not "
                         f"{dtype}" + (f": {op.no_bools}" if dtype.kind == "b" else ""))
@@ -170,6 +173,28 @@ def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
     as_is = all(isinstance(o, TensorBase) and o.dtype == want
                 for o, want in zip(operands, wanted))
     return dtype, dtypes.bool_ if op.result == BOOL else dtype, as_is
+
+
+#: The rows that compare: uint64 with a signed integer, exactly (as NumPy 2)
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+
+
+def _compared_exactly(name: str, x, y):
+    """Comparison `name` of uint64 and a signed integer (tensors or NumPy scalars) as
+    NumPy 2 makes it: exactly, not in their common dtype (float64, where 2**63 + 1 is
+    2**63). The signed operand is compared as uint64 where it is not negative; where it
+    is, the answer is that of 0 and -1 in their places."""
+    like = x if isinstance(x, TensorBase) else y
+    x, y = (_as_tensor(o, None, like) for o in (x, y))
+    signed = y if x.dtype == dtypes.uint64 else x
+    negative = _elementwise("less", signed, 0)
+    if signed is y:
+        pair, when_negative = (x, _cast(y, dtypes.uint64)), (0, -1)
+    else:
+        pair, when_negative = (_cast(x, dtypes.uint64), y), (-1, 0)
+    return _elementwise("where", negative, bool(TABLE[name].ref(*when_negative)),
+                        _elementwise(name, *pair))
 
 
 def _elementwise(name: str, *operands):
@@ -207,6 +232,8 @@ def _elementwise(name: str, *operands):
     if signature is None:
         signature = _signatures[tuple(key)] = _signature(TABLE[name], operands)
     dtype, out_dtype, as_is = signature
+    if dtype is None:  # uint64 and a signed integer, compared (`_signature`)
+        return _compared_exactly(name, *operands)
     op = TABLE[name]
     if not (as_is and same_shape):
         if not same_shape:
@@ -318,7 +345,7 @@ def _checked_key(key, shape) -> tuple[tuple, tuple[int, ...]]:
     """`_index_key`'s key, and the shape of ``x[key]`` for an `x` of `shape`."""
     one = not isinstance(key, tuple)
     key = (key,) if one else key
-    if any(isinstance(k, TensorBase) and k.dtype.kind != "i" for k in key):
+    if any(isinstance(k, TensorBase) and k.dtype.kind not in "iu" for k in key):
         _probe(shape)[tuple(_stand_in(k) for k in key)]
     key = tuple(key_array(k) if isinstance(k, TensorBase) else k for k in key)
     result = _probe(shape)[key[0] if one else key].shape  # a lone list: as NumPy reads it
@@ -372,7 +399,7 @@ def _stand_in(k):
     tensor becomes zeros of its shape and dtype; an integer tensor, a slice (one axis)."""
     if not isinstance(k, TensorBase):
         return k
-    if k.dtype.kind == "i":
+    if k.dtype.kind in "iu":
         return slice(None)
     return np.broadcast_to(np.zeros((), k.dtype), k.shape)
 
@@ -439,59 +466,3 @@ def _bool_scalars(x: TensorBase, key: tuple):
         axis += rest if k is Ellipsis else k is not None
         out.append(k)
     return _reshape(x, tuple(shape)), tuple(out)
-
-
-# ---- matmul: NumPy's rules in front of the primitive -------------------------------
-
-def _both_tensors(a, b):
-    """`a` and `b` as tensors; data (a list, an ndarray) goes to the other one's device."""
-    if not isinstance(a, TensorBase):
-        a = type(b)._wrap(_load(a, None, b.device))
-    if not isinstance(b, TensorBase):
-        b = type(a)._wrap(_load(b, None, a.device))
-    return a, b
-
-
-def _matmul(a, b):
-    """Matrix product with NumPy's rules: 1-D operands and broadcast batch dimensions."""
-    a, b = _both_tensors(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: both operands need at least one dimension; use * for scalars")
-    dtype = dtypes.result_type(a.dtype, b.dtype)
-    a2 = _reshape(_as(a, dtype), (1, -1)) if a.ndim == 1 else _as(a, dtype)
-    b2 = _reshape(_as(b, dtype), (-1, 1)) if b.ndim == 1 else _as(b, dtype)
-    if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(
-            f"matmul: shapes {a.shape} and {b.shape} do not align: {a2.shape[-1]} "
-            f"(last axis of the first) != {b2.shape[-2]} (second-to-last of the second)")
-    a2, b2 = _broadcast_batch("matmul", a2, b2, f"shapes {a.shape} and {b.shape}")
-    batch = a2.shape[:-2]
-    out = _apply("matmul", (a2, b2), None, batch + (a2.shape[-2], b2.shape[-1]), dtype)
-    shape = batch + a.shape[-2:-1] + b.shape[-1:] if b.ndim > 1 else batch + a.shape[-2:-1]
-    if a.ndim == 1:
-        shape = batch + b.shape[-1:] if b.ndim > 1 else batch
-    return _reshape(out, shape) if out.shape != shape else out
-
-
-def _dot(a, b):
-    """NumPy's dot: a product for scalars, matmul up to 2-D, a tensor contraction above."""
-    if a.ndim == 0 or b.ndim == 0:
-        return _elementwise("multiply", a, b)
-    a, b = _both_tensors(a, b)
-    if b.ndim <= 2:
-        return _matmul(a, b)
-    k = b.shape[-2]
-    moved = _reshape(_permute(b, (b.ndim - 2, *range(b.ndim - 2), b.ndim - 1)), (k, -1))
-    return _reshape(_matmul(a, moved), a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
-
-
-def _broadcast_batch(name: str, a: TensorBase, b: TensorBase, what: str):
-    """Stacks of matrices `a` and `b` with their batch dimensions (all but the last two)
-    broadcast together; ValueError naming `name` and `what` where they do not."""
-    try:
-        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(f"{name}: the batch dimensions of {what} do not broadcast") from None
-    a = _broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
-    b = _broadcast_to(b, batch + b.shape[-2:]) if b.shape[:-2] != batch else b
-    return a, b

@@ -142,7 +142,7 @@ class ShapingMethods(TensorBase):
 
     def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None) -> TensorBase:
         """Sum of the diagonal (see `diagonal`); for more than two dimensions, one sum
-        per plane. Integers sum in int64, as NumPy's do."""
+        per plane. Integers sum in int64 (unsigned ones in uint64), as NumPy's do."""
         return self.diagonal(offset, axis1, axis2).sum(-1, dtype=dtype)
 
     def tril(self, k: int = 0) -> TensorBase:

@@ -198,7 +198,7 @@ def _per_element(fn: Callable[[float], float]) -> Callable:
 
 #: NumPy's spelling of the calls in the expressions
 _CALLS = {"float": "np.float64", "math.log": "np.log", "math.exp": "np.exp",
-          "math.sqrt": "np.sqrt",
+          "math.sqrt": "np.sqrt", "math.log1p": "np.log1p", "math.expm1": "np.expm1",
           "math.tan": "np.tan", "math.copysign": "np.copysign", "math.erf": "erf",
           "math.erfc": "erfc", "math.gamma": "gamma", "math.lgamma": "lgamma"}
 _NAMESPACE = {"np": np, "math": math, **{name: _per_element(getattr(math, name))

@@ -238,8 +238,7 @@ _KINDS = {"bool": "bool", "real floating": "real floating", "integral": "integra
 
 class Info:
     """What the namespace holds (`__array_namespace_info__`): its capabilities, devices
-    and dtypes. numgrad has no complex dtypes and no unsigned integers:
-    `dtypes` lists the ones it has."""
+    and dtypes. numgrad has no complex dtypes: `dtypes` lists the ones it has."""
 
     def capabilities(self) -> dict:
         """Boolean indexing and data-dependent shapes (``nonzero``, ``unique``) are

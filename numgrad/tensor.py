@@ -20,6 +20,7 @@ from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
+from numgrad.matmul_rules import _dot
 from numgrad.ordering import OrderMethods
 from numgrad.plan import tracing
 from numgrad.primitives import (
@@ -28,7 +29,6 @@ from numgrad.primitives import (
     _broadcast_to,
     _cast,
     _copy,
-    _dot,
     _index,
     _index_key,
     _index_put,
@@ -287,14 +287,14 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     # ---- reductions ----------------------------------------------------------------
     def sum(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        if x.dtype.kind in "bi" and dtype is None:
-            x = _as(x, dtypes.int64)  # NumPy sums bool and int32 in int64
+        if dtype is None:  # NumPy sums bool and int32 in int64, uint8 in uint64
+            x = _as(x, dtypes.accumulated(x.dtype))
         return _reduce("sum", x, axis, keepdims)
 
     def prod(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        if x.dtype.kind in "bi" and dtype is None:
-            x = _as(x, dtypes.int64)  # (as sum)
+        if dtype is None:
+            x = _as(x, dtypes.accumulated(x.dtype))  # (as sum)
         return _reduce("prod", x, axis, keepdims)
 
     def max(self, axis=None, keepdims: bool = False) -> Tensor:

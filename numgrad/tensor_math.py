@@ -15,7 +15,8 @@ import numbers
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.primitives import _as, _as_tensor, _elementwise, _matmul
+from numgrad.matmul_rules import _matmul
+from numgrad.primitives import _as, _as_tensor, _elementwise
 from numgrad.tensor_base import TensorBase
 
 
@@ -62,6 +63,10 @@ class ElementwiseMethods(TensorBase):
     def erfinv(self) -> TensorBase: return _elementwise("erfinv", self)
     def lgamma(self) -> TensorBase: return _elementwise("lgamma", self)
     def digamma(self) -> TensorBase: return _elementwise("digamma", self)
+    def i0(self) -> TensorBase: return _elementwise("i0", self)
+    def i1(self) -> TensorBase: return _elementwise("i1", self)
+    def i0e(self) -> TensorBase: return _elementwise("i0e", self)
+    def i1e(self) -> TensorBase: return _elementwise("i1e", self)
 
     def polygamma(self, n) -> TensorBase:
         """The `n`-th derivative of `digamma` (PyTorch's ``x.polygamma(n)``; ``ng.polygamma(n,
@@ -247,7 +252,8 @@ def where(condition, x, y) -> TensorBase:
 
 
 def power(x, y) -> TensorBase:
-    """``x ** y``; integer tensors to negative integer powers are an error, as in NumPy."""
+    """``x ** y``; integer tensors to negative integer powers are an error, as in NumPy
+    (`ValueError`; for unsigned ones the `OverflowError` of a negative Python int)."""
     if isinstance(y, numbers.Integral) and y < 0 and isinstance(x, TensorBase) \
             and x.dtype.kind in "bi":
         raise ValueError("integers to negative integer powers are not allowed")

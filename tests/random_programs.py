@@ -67,6 +67,7 @@ from types import SimpleNamespace
 
 import autograd
 import autograd.numpy as anp
+import autograd.scipy.special as aspecial
 import numpy as np
 from autograd.tracer import getval
 
@@ -172,7 +173,8 @@ class Backend:
 NUMGRAD = Backend("numgrad", ng, SimpleNamespace(
     **{k: eval(v, {"ng": ng}) for k, v in NUMGRAD_NAMES.items()}))  # noqa: S307
 NUMPY = Backend("numpy", np, _reference_helpers(np, lambda v: v))
-_ANP = _Module(anp, broadcast_to=_anp_broadcast_to)
+# (autograd.numpy's i0 has no VJP; autograd.scipy.special's has)
+_ANP = _Module(anp, broadcast_to=_anp_broadcast_to, i0=aspecial.i0)
 AUTOGRAD = Backend("autograd", _ANP, _reference_helpers(_ANP, getval), _ANP)
 
 # ---- programs ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ code in its own loop skeleton, a subclass of `Skeleton`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -109,13 +110,51 @@ def read_index(program: Program, i: int, index: list[str]) -> str:
     return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
 
 
-#: The integer types a float converts to when below 2**(bits - 1) in magnitude. Any
-#: other float (inf, nan, out of range) converts to the type's minimum, as NumPy's casts
-#: give on x86: LLVM leaves that conversion undefined, so a kernel could give any value.
-#: Per integer type, the type a float converts to first: int8 and int16 take int64's
-#: rule and wrap, as NumPy's casts do.
-_THROUGH = {"int8": "int64", "int16": "int64", "int32": "int32", "int64": "int64"}
+#: Per integer type, the signed type a float converts to first, as NumPy's scalar casts
+#: on x86 do (the compiler's code for C's cast): int32 for 8 and 16 bits, int64 for
+#: uint32; then it wraps. A float below 2**(bits - 1) in magnitude converts to that type;
+#: any other (inf, nan, out of range) to its minimum, as the x86 instruction gives: LLVM
+#: leaves that conversion undefined, so a kernel could give any value. uint64 takes the
+#: floats from 2**63 up to 2**64 as they are, and gives 0 above (`_to_uint64`).
+_THROUGH = {"int8": "int32", "int16": "int32", "int32": "int32", "int64": "int64",
+            "uint8": "int32", "uint16": "int32", "uint32": "int64", "uint64": "int64"}
 _TRUE_DIVISION = re.compile(r"(?<!/)/(?!/)")
+
+
+#: Rows that round a float to an integer: of an integer, the integer itself (CUDA's
+#: ``round(x, 0)`` would go through float64, inexact above 2**53)
+_ROUNDINGS = frozenset({"floor", "ceil", "rint", "trunc"})
+
+
+def _integer_power(literal: Callable[[str], str]) -> str:
+    """``x ** y`` of integers, wrapping as NumPy's: Numba computes an exponent over 2**16
+    in float64 (its cutoff), so a larger one is taken in 16-bit digits,
+    ``x**d0 * (x**2**16)**d1 * (x**2**32)**d2 * (x**2**48)**d3``, each power exact;
+    `literal` writes the integer literals (uint64's for unsigned types: Numba computes
+    uint64 with int64 in float64)."""
+    digit, power = literal("65535"), literal("65536")
+    raised = [f"x ** {power}"]
+    for _ in range(2):
+        raised.append(f"({raised[-1]}) ** {power}")
+    digits = [f"((y >> {literal(str(16 * k))}) & {digit})" for k in (1, 2)]
+    factors = [f"({p}) ** {d}" for p, d in zip(raised, digits + [f"(y >> {literal('48')})"])]
+    return f"x ** y if y <= {power} else x ** (y & {digit}) * " + " * ".join(factors)
+
+
+_INTEGER_POWER = {"i": _integer_power(str), "u": _integer_power(lambda n: f"np.uint64({n})")}
+
+
+def _body(name: str, dtype: str, exprs: dict[str, str]) -> str:
+    """The scalar expression of row `name` over ``x``, ``y``, ``z`` of `dtype` (its first
+    operand's): the target's, the table's, or the row's on unsigned integers."""
+    if dtype[0] in "iu" and name in _ROUNDINGS:
+        return "x"
+    if dtype[0] in "iu" and name == "power":
+        return _INTEGER_POWER[dtype[0]]
+    row = TABLE[name]
+    if row.unsigned and dtype.startswith("uint"):
+        return row.unsigned
+    return exprs.get(name, row.expr)
 
 
 def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos: int,
@@ -133,7 +172,7 @@ def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos
     if name == "gather":
         table, *indices = operands
         return f"tab{table}[{', '.join(f'{prefix}{i}' for i in indices)}]"
-    body = "x" if name == "cast" else exprs.get(name, TABLE[name].expr)
+    body = "x" if name == "cast" else _body(name, dtypes[operands[0]], exprs)
     body = _substitute(body, {var: f"{prefix}{pos}" for var, pos in zip("xyz", operands)})
     if name != "cast" and (dtype == "float64" or dtype == "bool" and TABLE[name].result == BOOL):
         # Already of that type in Numba: no conversion to type (it doubles compile time).
@@ -144,8 +183,19 @@ def _expression(program: Program, ins: Instruction, dtypes: tuple[str, ...], pos
         kind, info = scalar_type(through), np.iinfo(through)
         whole = f"{kind}({body}) if abs({body}) < {2.0 ** (info.bits - 1)!r} else " \
                 f"{kind}({info.min})"
+        if dtype == "uint64":
+            return _to_uint64(body, whole)
         return whole if dtype == through else f"{scalar_type(dtype)}({whole})"
     return f"{scalar_type(dtype)}({body})"
+
+
+def _to_uint64(body: str, signed: str) -> str:
+    """Float `body` as uint64, as NumPy's casts give on x86 (the compiler's code for C's
+    cast): below 2**63 it goes through int64 (`signed`, that conversion) and wraps, so
+    that nan, -inf and -2**63 or less give 2**63; from 2**63 up it converts as it is
+    below 2**64, else to 0."""
+    return (f"np.uint64({signed}) if not {body} >= {2.0 ** 63!r} else "
+            f"(np.uint64({body}) if {body} < {2.0 ** 64!r} else np.uint64(0))")
 
 
 class Skeleton:

@@ -53,7 +53,8 @@ def trace(x: TensorLike, /, *, offset: int = 0, dtype=None) -> Tensor:
     offset : int
         The diagonal: 0 the main one, positive above it, negative below.
     dtype : dtype or None
-        The sum's dtype; None: `x`'s for floating `x`, int64 for integers.
+        The sum's dtype; None: `x`'s for floating `x`, int64 for bools and signed
+        integers, uint64 for unsigned ones (NumPy's).
 
     Returns
     -------

@@ -11,7 +11,7 @@ import numpy as np
 
 from numgrad.creation import tensor
 from numgrad.joining import stack
-from numgrad.primitives import _both_tensors, _dot, _matmul
+from numgrad.matmul_rules import _both_tensors, _dot, _matmul
 from numgrad.shapes import normalize_axis
 from numgrad.shaping import take
 from numgrad.tensor import Tensor

@@ -26,7 +26,8 @@ from numgrad.linalg.stacks import (
     stacked,
     unpack,
 )
-from numgrad.primitives import _apply, _as, _broadcast_batch
+from numgrad.matmul_rules import _broadcast_batch
+from numgrad.primitives import _apply, _as
 from numgrad.tensor import Tensor
 
 __all__ = ["SlogdetResult", "det", "inv", "matrix_power", "pinv", "slogdet", "solve"]

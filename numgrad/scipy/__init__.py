@@ -1,11 +1,13 @@
 """SciPy's functions that numeric code reaches for, differentiable, under SciPy's names
 (as ``autograd.scipy`` and ``jax.scipy``): `special`, `stats` and `linalg`.
 
-Composites of numgrad's operations, so they fuse and differentiate like any other.
-What needs special functions numgrad has no kernel for yet (``erf``, ``gammaln``,
-``digamma`` and what is built on them: the normal CDF, the t, gamma, beta, Dirichlet
-and Poisson densities) is not here: SciPy's own function on a tensor that requires
-grad warns that its result has no gradient (`numgrad.GradientDroppedWarning`).
+Composites of numgrad's operations and of its special-function primitives (``erf``,
+``lgamma``, ``digamma``, ``polygamma``, the modified Bessel functions ``i0``, ``i1``,
+``i0e``, ``i1e``, the regularized incomplete gamma functions ``gammainc`` and
+``gammaincc``), so they fuse and differentiate like any other. SciPy's own function of
+one numgrad lacks, on a tensor that requires grad, warns that its result has no gradient
+(`numgrad.GradientDroppedWarning`); SciPy's special-function ufuncs numgrad lacks are
+refused by name.
 """
 
 from numgrad.scipy import linalg, special, stats

@@ -1,5 +1,5 @@
-"""``scipy.special``'s logistic, log-sum-exp, softmax, ``x log y``, gamma-family and error
-functions."""
+"""``scipy.special``'s logistic, log-sum-exp, softmax, ``x log y``, gamma-family (with the
+regularized incomplete gamma functions), error and modified Bessel functions."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import numbers
 from numgrad.creation import as_tensor
 from numgrad.joining import _tensors
 from numgrad.nn import functional
+from numgrad.primitives import _elementwise
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
 __all__ = ["expit", "logit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
            "gammaln", "gamma", "digamma", "psi", "polygamma", "multigammaln", "beta", "betaln",
-           "erf", "erfc", "erfinv"]
+           "gammainc", "gammaincc", "erf", "erfc", "erfinv", "i0", "i1", "i0e", "i1e"]
 
 
 def expit(x) -> Tensor:
@@ -155,6 +156,32 @@ def beta(a, b) -> Tensor:
     return where(negative, -value, value)
 
 
+def gammainc(a, x) -> Tensor:
+    """The regularized lower incomplete gamma function ``P(a, x) = gamma(a, x) / Gamma(a)``
+    (SciPy's argument order; `numgrad.gammainc`): NaN for a negative `a` or `x`, and at
+    ``a = x = 0`` and ``a = x = inf``, as SciPy's.
+
+    The gradient is for `x` only, ``x**(a - 1) exp(-x) / Gamma(a)`` (in logs), as
+    autograd's: a backward pass through it while `a` requires grad raises
+    ``RuntimeError`` (detach `a` to differentiate with respect to `x` alone).
+    """
+    return _binary("gammainc", a, x)
+
+
+def gammaincc(a, x) -> Tensor:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``, accurate
+    where it is small (large `x`); the gradient is for `x` only, as `gammainc`'s."""
+    return _binary("gammaincc", a, x)
+
+
+def _binary(name: str, a, x) -> Tensor:
+    """Row `name` of `a` and `x`; a Python scalar beside a tensor stays weak (a float32
+    `x` gives float32), data goes to the tensor's device."""
+    if not isinstance(a, Tensor) and not isinstance(x, Tensor):
+        a = as_tensor(a)
+    return _elementwise(name, a, x)
+
+
 def erf(x) -> Tensor:
     """The error function ``2 / sqrt(pi) * integral of exp(-t**2) from 0 to x``."""
     return as_tensor(x).erf()
@@ -169,3 +196,29 @@ def erfinv(y) -> Tensor:
     """The inverse of `erf`: NaN beyond [-1, 1], +-inf at +-1; its derivative is ``sqrt(pi)
     / 2 * exp(erfinv(y)**2)``."""
     return as_tensor(y).erfinv()
+
+
+# ---- modified Bessel functions of the first kind ---------------------------------------
+
+def i0(x) -> Tensor:
+    """The modified Bessel function of the first kind of order 0 (`numgrad.i0`, NumPy's
+    ``np.i0``): even, inf beyond 713.98; its derivative is `i1`."""
+    return as_tensor(x).i0()
+
+
+def i1(x) -> Tensor:
+    """The modified Bessel function of the first kind of order 1: odd; its derivative is
+    ``i0(x) - i1(x) / x`` (1/2 at 0)."""
+    return as_tensor(x).i1()
+
+
+def i0e(x) -> Tensor:
+    """``exp(-|x|) i0(x)``, which does not overflow; its derivative is ``i1e(x) - sign(x)
+    i0e(x)`` (0 at 0, where the one-sided slopes are -1 and 1)."""
+    return as_tensor(x).i0e()
+
+
+def i1e(x) -> Tensor:
+    """``exp(-|x|) i1(x)``; its derivative is ``i0e(x) - i1e(x) (sign(x) + 1 / x)`` (1/2 at
+    0)."""
+    return as_tensor(x).i1e()

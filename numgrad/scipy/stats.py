@@ -1,6 +1,7 @@
 """``scipy.stats``' densities, as ``autograd.scipy.stats`` and ``jax.scipy.stats`` have them:
-the normal (``norm``, with its CDF), multivariate normal, Student t, gamma, beta, Dirichlet
-and Poisson distributions, under SciPy's names and arguments."""
+the normal (``norm``, with its CDF), multivariate normal, Student t, gamma and chi-squared
+(with their CDFs), beta, Dirichlet and Poisson (with its CDF) distributions, under SciPy's
+names and arguments."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import math
 from numgrad import linalg as _linalg
 from numgrad.joining import _tensors, concatenate
 from numgrad.scipy.linalg import solve_triangular
-from numgrad.scipy.special import betaln, xlog1py, xlogy
+from numgrad.scipy.special import betaln, gammainc, gammaincc, xlog1py, xlogy
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
-__all__ = ["Normal", "MultivariateNormal", "StudentT", "Gamma", "Beta", "Dirichlet", "Poisson",
-           "norm", "multivariate_normal", "t", "gamma", "beta", "dirichlet", "poisson"]
+__all__ = ["Normal", "MultivariateNormal", "StudentT", "Gamma", "ChiSquared", "Beta",
+           "Dirichlet", "Poisson", "norm", "multivariate_normal", "t", "gamma", "chi2", "beta",
+           "dirichlet", "poisson"]
 
 _LOG_2PI = math.log(2 * math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -157,6 +159,67 @@ class Gamma:
         """The gamma density at `x`."""
         return Gamma.logpdf(x, a, loc, scale).exp()
 
+    @staticmethod
+    def cdf(x, a, loc=0.0, scale=1.0) -> Tensor:
+        """The gamma CDF at `x`, ``gammainc(a, z)``: 0 below `loc`. Differentiable in `x`,
+        `loc` and `scale`, not in `a` (`numgrad.scipy.special.gammainc`), as autograd's."""
+        z, _, a = _standardized("gamma.cdf", x, loc, scale, a)
+        inside = z >= 0
+        return where(inside, gammainc(a, _within(inside, z)), 0.0)
+
+    @staticmethod
+    def sf(x, a, loc=0.0, scale=1.0) -> Tensor:
+        """The survival function ``gammaincc(a, z)``, accurate in the upper tail: 1 below
+        `loc`."""
+        z, _, a = _standardized("gamma.sf", x, loc, scale, a)
+        inside = z >= 0
+        return where(inside, gammaincc(a, _within(inside, z)), 1.0)
+
+    @staticmethod
+    def logcdf(x, a, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the CDF (-inf below `loc`), ``log1p(-sf)`` where the CDF is near 1."""
+        return _log_of(Gamma.cdf(x, a, loc, scale), Gamma.sf(x, a, loc, scale))
+
+    @staticmethod
+    def logsf(x, a, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the survival function, ``log1p(-cdf)`` where it is near 1."""
+        return _log_of(Gamma.sf(x, a, loc, scale), Gamma.cdf(x, a, loc, scale))
+
+
+def _log_of(p: Tensor, q: Tensor) -> Tensor:
+    """``log(p)`` for ``p = 1 - q``: ``log1p(-q)`` where p is above 1/2 (the digits of a
+    small q survive there), each branch reading a harmless value elsewhere."""
+    near_one = p > 0.5
+    return where(near_one, (-where(near_one, q, 0.0)).log1p(), where(near_one, 1.0, p).log())
+
+
+class ChiSquared:
+    """The chi-squared distribution (``chi2``) of `df` degrees of freedom: the gamma
+    distribution of shape ``df / 2`` and scale ``2 scale``."""
+
+    @staticmethod
+    def logpdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The log-density of the chi-squared distribution at `x`."""
+        x, df, loc, scale = _tensors([x, df, loc, scale], "chi2.logpdf")
+        return Gamma.logpdf(x, df * 0.5, loc, scale * 2)
+
+    @staticmethod
+    def pdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The chi-squared density at `x`."""
+        return ChiSquared.logpdf(x, df, loc, scale).exp()
+
+    @staticmethod
+    def cdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The chi-squared CDF at `x`, ``gammainc(df / 2, z / 2)`` (no gradient for `df`)."""
+        x, df, loc, scale = _tensors([x, df, loc, scale], "chi2.cdf")
+        return Gamma.cdf(x, df * 0.5, loc, scale * 2)
+
+    @staticmethod
+    def sf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The chi-squared survival function at `x`."""
+        x, df, loc, scale = _tensors([x, df, loc, scale], "chi2.sf")
+        return Gamma.sf(x, df * 0.5, loc, scale * 2)
+
 
 class Beta:
     """The beta distribution (``beta``), of shapes `a` and `b`."""
@@ -226,6 +289,25 @@ class Poisson:
         """The probability of `k` events."""
         return Poisson.logpmf(k, mu, loc).exp()
 
+    @staticmethod
+    def cdf(k, mu, loc=0.0) -> Tensor:
+        """The probability of at most `k` events, ``gammaincc(floor(k - loc) + 1, mu)``: 0
+        below `loc`. The gradient is for `mu` (``-pmf(floor(k - loc), mu)``) and `loc`'s
+        and `k`'s none (the CDF is piecewise constant in them), as autograd's."""
+        k, mu, loc = _tensors([k, mu, loc], "poisson.cdf")
+        k = (k - loc).floor().detach()
+        inside = k >= 0
+        return where(inside, gammaincc(_within(inside, k + 1), mu), 0.0)
+
+    @staticmethod
+    def sf(k, mu, loc=0.0) -> Tensor:
+        """The probability of more than `k` events, ``gammainc(floor(k - loc) + 1, mu)``,
+        accurate in the upper tail: 1 below `loc`."""
+        k, mu, loc = _tensors([k, mu, loc], "poisson.sf")
+        k = (k - loc).floor().detach()
+        inside = k >= 0
+        return where(inside, gammainc(_within(inside, k + 1), mu), 1.0)
+
 
 #: ``scipy.stats.norm``'s densities and CDF
 norm = Normal()
@@ -233,11 +315,13 @@ norm = Normal()
 multivariate_normal = MultivariateNormal()
 #: ``scipy.stats.t``'s densities
 t = StudentT()
-#: ``scipy.stats.gamma``'s densities
+#: ``scipy.stats.gamma``'s densities and CDF
 gamma = Gamma()
+#: ``scipy.stats.chi2``'s densities and CDF
+chi2 = ChiSquared()
 #: ``scipy.stats.beta``'s densities
 beta = Beta()
 #: ``scipy.stats.dirichlet``'s densities
 dirichlet = Dirichlet()
-#: ``scipy.stats.poisson``'s probabilities
+#: ``scipy.stats.poisson``'s probabilities and CDF
 poisson = Poisson()
