@@ -136,7 +136,7 @@ def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
 
 
 def test_a_value_read_at_every_step_sums_its_gradient_the_same_way_for_any_length(
-        monkeypatch):
+        monkeypatch, numba_cpu):
     # w is read by a product at every step: its gradient has one contribution per step
     # (x_t.T @ ones). Added one after another, they were a chain cut into kernels of
     # about 30 terms, and the last piece's length, so its kernel, changed with the

@@ -9,6 +9,7 @@ is the one kernel IR every target renders.
 from __future__ import annotations
 
 import bisect
+import math
 import os
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
@@ -31,11 +32,11 @@ MAX_KERNEL_OPS = 256
 #: (`engine.width`) and kernels over one loop nest stop merging (`merge_siblings`).
 MAX_KERNEL_ARRAYS = 32
 #: Kernels that call vector math (rows of `VECTOR_MATH_COST` or more: exp, tanh, ...,
-#: inlined as vector code on the CPU) merge up to this many arrays: past it LLVM
-#: stopped vectorizing their loops (ten `exp(x_i + b)` over 1000 elements, 21 arrays,
-#: took 5.6 us a stream where nine took 1.3: docs/design.md).
-VECTOR_MATH_ARRAYS = 20
-VECTOR_MATH_COST = 8
+#: inlined as vector code on the CPU) over at least `VECTOR_MATH_FROM` elements merge up
+#: to this many arrays: past it LLVM stopped vectorizing their loops (ten `exp(x_i + b)`
+#: over 1000 elements, 21 arrays, took 5.6 us a stream where nine took 1.3:
+#: docs/design.md). Shorter loops gain nothing from vectors and keep merging.
+VECTOR_MATH_ARRAYS, VECTOR_MATH_COST, VECTOR_MATH_FROM = 20, 8, 64
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
 
 
@@ -322,9 +323,11 @@ def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, 
     the last producer of what it reads when that stores each such value and `item`
     reads it at the loop's own index; and has room for its code and for the arrays it
     reads (`max_arrays`: what is left beside the outputs of `item` that count; less by
-    `MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS` where either calls vector math)."""
+    `MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS` where either calls vector math over a long
+    loop)."""
     reads = [*item.inputs, *item.tables]
     latest = max([made_by.get(id(b), -1) for b in reads], default=-1)
+    long = math.prod(item.loop_shape) >= VECTOR_MATH_FROM
     for i in range(bisect.bisect_left(candidates, latest), len(candidates)):
         item.visits += 1
         h = candidates[i]
@@ -336,8 +339,8 @@ def _host(merged: list, candidates: list[int], item: Kernel, made_by: dict[int, 
             if not all(made_by.get(id(b)) != h or k.writes(b) and id(b) not in irregular
                        for b in reads):
                 continue
-        limit = max_arrays - (MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS) if \
-            item.calls_vector_math or k.calls_vector_math else max_arrays
+        limit = max_arrays - (MAX_KERNEL_ARRAYS - VECTOR_MATH_ARRAYS) if long and \
+            (item.calls_vector_math or k.calls_vector_math) else max_arrays
         if len(k.inputs) + len(k.tables) + kept[h] + _new_reads(k, item) - \
                 _joined(k, item, stored, look=True) > limit:
             continue
