@@ -41,7 +41,7 @@ class KernelTime:
 def _per_call(call) -> float:
     """The least seconds per ``call()`` over `ROUNDS` rounds."""
     call()
-    start, n = time.perf_counter(), 1
+    start = time.perf_counter()
     call()
     once = max(time.perf_counter() - start, 1e-7)
     n = max(1, int(ROUND_S / once))
