@@ -5,12 +5,12 @@ with the user's thread.
 The parent (`Worker`) sends each job, the kernel's module (path, text, names) and the
 Numba signature of a launch, pickled on the worker's standard input; the worker
 compiles it (or finds it in the disk cache, where another process put it) and answers
-one line, ``<job> compiled|disk|failed``, on its standard output. A thread of the
-parent writes the jobs and another reads the answers; a thread of the worker reads
-every job as it comes, so the pipe never fills. The parent never waits for a compile:
-at its exit it hands over the jobs not written yet (milliseconds) and closes its end of
-the pipe, and the worker compiles what it was sent, for the parent's next run, and
-exits.
+one line, ``<job> compiled|disk`` or ``<job> failed <why>``, on its standard output.
+A thread of the parent writes the jobs and another reads the answers; a thread of the
+worker reads every job as it comes, so the pipe never fills. The parent never waits
+for a compile: at its exit it hands over the jobs not written yet (milliseconds) and
+closes its end of the pipe, and the worker compiles what it was sent, for the
+parent's next run, and exits.
 """
 
 from __future__ import annotations
@@ -30,18 +30,21 @@ from numgrad.kernels import COMPILED, DISK
 #: How a job ended, as the worker reports it: `COMPILED`, `DISK` (another process had
 #: put it in the disk cache), or this.
 FAILED = "failed"
+#: The worker's exit code when it could not read a job (the parent answers the jobs it
+#: owed as failed, with the exit code)
+UNREADABLE = 3
 #: The longest the parent's exit waits for the jobs not written yet to be written (the
 #: worker reads them as they come, so this is milliseconds unless it hangs).
 HANDOVER_SECONDS = 5.0
 
 
 class Worker:
-    """The parent's handle on one worker process: `send` jobs, `answered(job, how)`
-    called (from a thread) for each answer, and for every job still owed if the
-    worker dies. A thread writes the jobs, so that a caller never waits on the pipe,
-    and at exit hands over those not written yet."""
+    """The parent's handle on one worker process: `send` jobs, `answered(job, how,
+    why)` called (from a thread) for each answer (`why` says why a job failed), and
+    for every job still owed if the worker dies. A thread writes the jobs, so that a
+    caller never waits on the pipe, and at exit hands over those not written yet."""
 
-    def __init__(self, answered: Callable[[int, str], None]):
+    def __init__(self, answered: Callable[[int, str, str], None]):
         import numgrad
 
         root = str(Path(numgrad.__file__).resolve().parent.parent)
@@ -72,7 +75,7 @@ class Worker:
                 self._owed.add(job)
                 self._jobs.put((job, module, signature))
         if gone:
-            self._answered(job, FAILED)
+            self._answered(job, FAILED, "the compile worker had exited")
 
     def close(self) -> None:
         """Close the worker's input (this process's copy of it)."""
@@ -98,34 +101,41 @@ class Worker:
 
     def _read(self) -> None:
         for line in self._process.stdout:
-            job, how = line.decode().split()
+            job, how, *why = line.decode().split(maxsplit=2)
             with self._lock:
                 self._owed.discard(int(job))
-            self._answered(int(job), how)
+            self._answered(int(job), how, "".join(why).strip())
         with self._lock:  # the worker exited: nothing more comes
             owed, self._owed = self._owed, None
+        why = f"the compile worker exited with code {self._process.wait()}"
         for job in owed:
-            self._answered(job, FAILED)
+            self._answered(job, FAILED, why)
 
 
 def _receive(jobs: queue.SimpleQueue) -> None:
-    """The worker's reading thread: queue each job as it comes, then None."""
+    """The worker's reading thread: queue each job as it comes, then None (the parent
+    closed the pipe), or a job that could not be read: `UNREADABLE`."""
     while True:
         try:
             jobs.put(pickle.load(sys.stdin.buffer))
-        except Exception:  # (EOFError: the parent closed it, or exited)
+        except EOFError:
             jobs.put(None)
+            return
+        except Exception:
+            jobs.put(UNREADABLE)
             return
 
 
-def _serve() -> None:
+def _serve() -> int:
     """The worker: compile each job read from standard input, in order, until it
-    closes."""
-    jobs: queue.SimpleQueue = queue.SimpleQueue()
-    threading.Thread(target=_receive, args=(jobs,), daemon=True).start()
+    closes. Numba is imported before the first job is read: a job's signature is
+    Numba's types, which unpickling imports (in the reading thread, at the same time,
+    it could find Numba half imported)."""
     from numgrad.kernels import cache, cpu
 
-    while (received := jobs.get()) is not None:
+    jobs: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=(jobs,), daemon=True).start()
+    while (received := jobs.get()) not in (None, UNREADABLE):
         job, (path, text, module, name), signature = received
         try:
             kernel = cache.load_module(Path(path), text, module, name)
@@ -133,14 +143,15 @@ def _serve() -> None:
             with cpu.vector_width.wide:
                 kernel.compile(signature)
             how = DISK if cpu.compile_state(kernel)[1] > disk_before else COMPILED
-        except Exception:  # the parent compiles it itself, and raises what it meets
-            how = FAILED
+        except Exception as error:  # the parent compiles it itself, and raises what it meets
+            how = f"{FAILED} {' '.join(f'{type(error).__name__}: {error}'.split())}"
         try:
             sys.stdout.write(f"{job} {how}\n")
             sys.stdout.flush()
         except OSError:  # the parent exited: the rest is for its next run
             pass
+    return 0 if received is None else UNREADABLE
 
 
 if __name__ == "__main__":
-    _serve()
+    sys.exit(_serve())

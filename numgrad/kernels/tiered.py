@@ -36,6 +36,9 @@ _early: dict[tuple, tuple] = {}
 _sent: dict[int, tuple] = {}
 #: the worker's answers, by kernel: `compile_worker.COMPILED`, `DISK` or `FAILED`
 _answers: dict[int, str] = {}
+#: why the worker failed a kernel, by kernel (for a developer: the next launch of
+#: the kernel compiles it here)
+_failures: dict[int, str] = {}
 #: how kernels loaded away from their launches were obtained: reported by the first
 #: launch that runs each
 _obtained: dict[int, str] = {}
@@ -157,13 +160,16 @@ def _send(compiled, signature: tuple) -> None:
             _worker = compile_worker.Worker(_answer)
         _worker.send(id(compiled), (code.__code__.co_filename, module.__loader__.text,
                                     code.__module__, code.__name__), signature)
-    except OSError:  # no process could be started: the next launch compiles it
+    except OSError as error:  # no process could be started: the next launch compiles it
         _answers[id(compiled)] = compile_worker.FAILED
+        _failures[id(compiled)] = f"the compile worker could not start: {error}"
 
 
-def _answer(job: int, how: str) -> None:
+def _answer(job: int, how: str, why: str) -> None:
     with _idle:
         _answers[job] = how
+        if how == compile_worker.FAILED:
+            _failures[job] = why
         _idle.notify_all()
 
 
