@@ -19,6 +19,7 @@ from numgrad.creation import as_tensor
 from numgrad.joining import concatenate
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
+from numgrad.tensor_math import where
 
 __all__ = ["convolve", "gradient", "trapezoid"]
 
@@ -147,12 +148,32 @@ def convolve(a, v, mode: str = "full") -> Tensor:
     if v.shape[0] > a.shape[0]:  # (NumPy swaps them: the same sums)
         a, v = v, a
     n, m = a.shape[0], v.shape[0]
-    # out[k] = sum_j a[k - j] v[j], a read as 0 outside: a gather from a padded copy
-    padded = concatenate([a.zeros_like()[:m - 1], a, a.zeros_like()[:m - 1]], 0) \
-        if m > 1 else a
-    rows = np.arange(n + m - 1)[:, None] + (m - 1 - np.arange(m))[None, :]
-    full = (padded[rows] * v).sum(1)
-    if mode == "full":
-        return full
-    start = (m - 1) // 2 if mode == "same" else m - 1
-    return full[start:start + (n if mode == "same" else n - m + 1)]
+    window = (0, n + m - 1) if mode == "full" else ((m - 1) // 2, n) if mode == "same" \
+        else (m - 1, n - m + 1)
+    return convolution(a, v, [window])
+
+
+def convolution(a: Tensor, v: Tensor, window, boundary: str = "fill",
+                fillvalue=0) -> Tensor:
+    """The window ((start, length) per axis) of the full N-dimensional convolution of
+    `a` and `v` (``out[k] = sum_j a[k + start - j] v[j]``), `a` read outside itself as
+    `fillvalue` (``boundary='fill'``), periodically (``'wrap'``) or mirrored at its
+    edges (``'symm'``). One gather of `a` at every (output, kernel) pair of positions,
+    multiplied by `v` and summed over its axes: one reduction, of the output's size
+    times the kernel's (`numgrad.scipy.signal` uses it too)."""
+    d = a.ndim
+    index, inside = [], np.ones((1,) * 2 * d, dtype=bool)
+    for axis, ((start, length), n, m) in enumerate(zip(window, a.shape, v.shape)):
+        i = (start + np.arange(length)[:, None] - np.arange(m)[None, :]).reshape(
+            [length if k == axis else m if k == d + axis else 1 for k in range(2 * d)])
+        inside = inside & (i >= 0) & (i < n)
+        if boundary == "wrap":
+            i = i % n
+        elif boundary == "symm":  # ... a[1] a[0] | a[0] a[1] ... a[n-1] | a[n-1] ...
+            i = i % (2 * n)
+            i = np.where(i < n, i, 2 * n - 1 - i)
+        index.append(np.clip(i, 0, n - 1))
+    terms = a[tuple(index)]
+    if boundary == "fill" and not inside.all():
+        terms = where(np.broadcast_to(inside, terms.shape), terms, fillvalue)
+    return (terms * v).sum(axis=tuple(range(d, 2 * d)))

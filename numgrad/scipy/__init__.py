@@ -1,5 +1,5 @@
 """SciPy's functions that numeric code reaches for, differentiable, under SciPy's names
-(as ``autograd.scipy`` and ``jax.scipy``): `special`, `stats` and `linalg`.
+(as ``autograd.scipy`` and ``jax.scipy``): `special`, `stats`, `linalg` and `signal`.
 
 Composites of numgrad's operations and of its special-function primitives (``erf``,
 ``lgamma``, ``digamma``, ``polygamma``, the modified Bessel functions ``i0``, ``i1``,
@@ -10,6 +10,6 @@ one numgrad lacks, on a tensor that requires grad, warns that its result has no 
 refused by name.
 """
 
-from numgrad.scipy import linalg, special, stats
+from numgrad.scipy import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
