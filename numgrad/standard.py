@@ -242,10 +242,11 @@ class Info:
 
     def capabilities(self) -> dict:
         """Boolean indexing and data-dependent shapes (``nonzero``, ``unique``) are
-        there. Up to 20 dimensions a kernel over them compiles: it is a loop nest, and
-        Python compiles at most 20 nested blocks (NumPy's arrays have up to 64)."""
+        there, and NumPy's 64 dimensions (a compiled CPU kernel loops over at most
+        `numgrad.kernels.cpu.MAX_LOOPS` dimensions its layout could not merge; deeper
+        launches run on the interpreter)."""
         return {"boolean indexing": True, "data-dependent shapes": True,
-                "max dimensions": 20}
+                "max dimensions": 64}
 
     def default_device(self) -> Device:
         """The device creation functions use when given none (`numgrad.set_default_device`)."""

@@ -127,3 +127,27 @@ def test_contiguous_strides_by_hand():
     assert contiguous_strides((2, 3, 4), 8) == (96, 32, 8)
     assert contiguous_strides((7,), 4) == (4,)
     assert contiguous_strides((), 8) == ()
+
+
+# ---- nests deeper than a compiled kernel loops over ------------------------------------
+
+@pytest.mark.parametrize("dims", [17, 22])
+def test_a_launch_over_more_unmergeable_dimensions_than_a_kernel_nests_is_interpreted(
+        numba_cpu, dims):
+    """Python compiles at most 20 nested blocks: a kernel over 22 dimensions that do not
+    merge (each pair transposed) raised SyntaxError from its generated source. It runs
+    on the interpreter now, elementwise, reduced and differentiated; values to 1e-12."""
+    import numgrad as ng
+
+    a = np.random.default_rng(0).standard_normal((2,) * dims)
+    swap = [d ^ 1 if d ^ 1 < dims else d for d in range(dims)]  # (its own inverse)
+    want = np.exp(a * a.transpose(swap))
+    x = ng.tensor(a, requires_grad=True)
+    with ng.engine.record() as rec:
+        y = (x * x.transpose(swap)).exp()
+        total = y.sum(axis=(0, 3))
+        np.testing.assert_allclose(total.numpy(), want.sum(axis=(0, 3)), rtol=1e-12)
+    assert rec.kernels_interpreted > 0
+    total.sum().backward()
+    grad = 2 * want * a.transpose(swap)
+    np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-12)

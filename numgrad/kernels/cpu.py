@@ -21,7 +21,7 @@ os.environ.update({k: v for k, v in OPENMP_DEFAULTS.items() if k not in os.envir
 import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402
 
-from numgrad.kernels import jit, vecmath, vector_width  # noqa: E402
+from numgrad.kernels import interpreter, jit, vecmath, vector_width  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 from numgrad.ops import TABLE  # noqa: E402
@@ -44,6 +44,10 @@ BYTE_NS, CALL_NS, VECTOR_NS, OP_NS = 0.1, 12.0, 3.0, 0.3
 #: accumulators (lanes), so that LLVM vectorizes it; the lanes are combined in order at
 #: the end.
 LANES, LANES_FROM = 16, 64
+#: The deepest loop nest a kernel is compiled for: Python compiles at most 20 nested
+#: blocks, and a skeleton adds up to three (lanes, chunks). A launch over more
+#: dimensions than its layout could merge (NumPy allows 64) runs on the interpreter.
+MAX_LOOPS = 16
 
 
 # ---- generated kernels ---------------------------------------------------------------
@@ -52,14 +56,17 @@ class Loops(NamedTuple):
     """A kernel's loop skeleton: `parallel` spreads work over threads; `lanes` folds
     the reduced loop into `LANES` accumulators; `scalar` (one element: nothing to
     vectorize) calls libm, whose functions compile several times faster than
-    `vecmath`'s and give what a one-element value computed when recorded gets."""
+    `vecmath`'s and give what a one-element value computed when recorded gets;
+    `interpreted`, a nest deeper than `MAX_LOOPS`, runs on the NumPy interpreter."""
 
     parallel: bool = False
     lanes: bool = False
     scalar: bool = False
+    interpreted: bool = False
 
 
 SERIAL, PARALLEL, SCALAR = Loops(), Loops(parallel=True), Loops(scalar=True)
+INTERPRETED = Loops(interpreted=True)
 
 
 def work_ns(program: Program, shape: tuple[int, ...]) -> float:
@@ -90,6 +97,8 @@ def _calls_vecmath(program: Program) -> bool:
 def variant(program: Program, shape: tuple[int, ...]) -> Loops:
     """Parallel when the launch's estimated work (`work_ns`) pays for the threads,
     lanes for a long innermost reduced loop, libm for one element."""
+    if len(shape) > MAX_LOOPS:
+        return INTERPRETED
     if math.prod(shape) == 1 and _calls_vecmath(program):
         return SCALAR  # (without vecmath calls, the serial kernel is the same code)
     threads = numba.get_num_threads()
@@ -99,11 +108,16 @@ def variant(program: Program, shape: tuple[int, ...]) -> Loops:
 
 
 def kernel(program: Program, variant: Loops):
+    if variant.interpreted:
+        return interpreter.kernel(program, interpreter.ARRAYS)
     return jit.kernel((program, variant, key, vector_width.BITS),
                       lambda: render(program, variant))
 
 
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
+    if variant.interpreted:
+        return interpreter.launch(kernel, interpreter.ARRAYS, outs, shape, inputs, args)
+
     def call() -> None:
         with vector_width.wide:  # (if it compiles now)
             kernel(*outs, shape, threads(variant), *inputs, *args)

@@ -75,8 +75,7 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
                 if not _importer.is_alive():
                     _importer.start()
             cpu = _cpu
-    if cpu is not None:
-        loops = cpu.variant(program, shape)
+    if cpu is not None and not (loops := cpu.variant(program, shape)).interpreted:
         compiled = cpu.kernel(program, loops)  # writes its source; compiles nothing
         how = HIT if compiled.overloads else _obtain(cpu, compiled, loops,
                                                      (outs, shape, inputs, args))
@@ -96,6 +95,8 @@ def compiled(program: Program, shape: tuple[int, ...]):
     if cpu is None:
         return None
     loops = cpu.variant(program, shape)
+    if loops.interpreted:
+        return None
     kernel = cpu.kernel(program, loops)
     return (kernel, loops) if kernel.overloads else None
 
@@ -187,6 +188,8 @@ def _import_cpu() -> None:
     with _idle:
         for (program, shape), (outs, inputs, args) in _early.items():
             loops = cpu.variant(program, shape)
+            if loops.interpreted:
+                continue
             compiled = cpu.kernel(program, loops)
             if not compiled.overloads:
                 how = _obtain(cpu, compiled, loops, (outs, shape, inputs, args))
