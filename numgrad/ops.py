@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad import bessel_math, gammainc_math, special_math
+from numgrad import bessel_math, betainc_math, gammainc_math, special_math
 
 # Kinds. Elementwise kinds fuse into one generated kernel; the rest are run by
 # the target's backend (views, gathers, matmul) or are generated reductions.
@@ -58,6 +58,9 @@ class Primitive:
     float32_at_once: bool = True
     #: (low, high) of the inputs a test should draw, for the op-table test matrix
     domain: tuple[float, float] = (-2.0, 2.0)
+    #: a ternary row whose first operand is a boolean condition (`where`), the others
+    #: promoted together; a ternary row without one promotes all three (`betainc`)
+    condition: bool = False
     #: reductions: the identity and how an element `v` joins the accumulator `acc`
     identity: str = ""
     combine: str = ""
@@ -353,6 +356,10 @@ TABLE: Table = Table({p.name: p for p in [
         domain=(0.5, 3.5)) for name, expr, vjp in [
         ("gammainc", gammainc_math.GAMMAINC, gammainc_math.gammainc_vjp),
         ("gammaincc", gammainc_math.GAMMAINCC, gammainc_math.gammaincc_vjp)]],
+    # the regularized incomplete beta function I_x(a, b): no gradient for a and b
+    P("betainc", TERNARY, betainc_math.BETAINC, betainc_math.betainc_vjp,
+      special_math.numpy_form(betainc_math.BETAINC, "betainc", 3), floating=True,
+      domain=(0.25, 0.75)),
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
     P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),
@@ -436,7 +443,8 @@ TABLE: Table = Table({p.name: p for p in [
       floating=True),
     # ---- elementwise ternary, casts and constants -------------------------------
     P("where", TERNARY, "y if x else z",
-      lambda g, out, c, a, b, _: (None, g.where(c, 0), g.where(~c, 0)), np.where),
+      lambda g, out, c, a, b, _: (None, g.where(c, 0), g.where(~c, 0)), np.where,
+      condition=True),
     P("cast", CAST, vjp=lambda g, out, x, _: (g.astype(x.dtype),)),
     P("const", CONST),
     # ---- reductions (the accumulator starts at `identity`) ----------------------

@@ -21,7 +21,7 @@ from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
-from numgrad.ops import BOOL, TABLE, TERNARY
+from numgrad.ops import BOOL, TABLE
 from numgrad.plan import tracing
 from numgrad.plan.tape import TAPE
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
@@ -150,12 +150,12 @@ _SCALARS = (int, float, np.generic)
 #: (computation dtype, result dtype, operands used as they are) of an elementwise
 #: primitive, by its name and its operands' dtypes (tensors) or types (scalars):
 #: promotion runs once per signature. Operands are used as they are when all are
-#: tensors of the computation dtype (a ternary's condition: bool).
+#: tensors of the computation dtype (`where`'s condition: bool).
 _signatures: dict[tuple, tuple[np.dtype, np.dtype, bool]] = {}
 
 
 def _signature(op, operands) -> tuple[np.dtype, np.dtype, bool]:
-    values = operands[1:] if op.kind == TERNARY else operands
+    values = operands[1:] if op.condition else operands
     try:
         dtype = dtypes.result_type(*(v.dtype if isinstance(v, TensorBase) else v
                                      for v in values))
@@ -239,7 +239,7 @@ def _elementwise(name: str, *operands):
         if not same_shape:
             shape = broadcast_shapes(*[o.shape for o in operands if isinstance(o, TensorBase)])
         for i, o in enumerate(operands):
-            want = dtypes.bool_ if not i and op.kind == TERNARY else dtype
+            want = dtypes.bool_ if not i and op.condition else dtype
             if bufs[i] is None:
                 bufs[i] = LazyBuffer.const(o, shape, want, device)
                 continue

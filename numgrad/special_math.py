@@ -253,11 +253,11 @@ class _Arrays(ast.NodeTransformer):
 
 
 def numpy_form(expr: str, name: str, arity: int = 1) -> Callable:
-    """The NumPy reference of a row whose kernel expression is `expr` (over ``x``, ``y``):
-    the same code over whole arrays, in float64, whose result has NumPy's floating dtype
-    of the operands (float32 stays float32; integers and bools give float64)."""
+    """The NumPy reference of a row whose kernel expression is `expr` (over ``x``, ``y``,
+    ``z``): the same code over whole arrays, in float64, whose result has NumPy's floating
+    dtype of the operands (float32 stays float32; integers and bools give float64)."""
     tree = _Arrays().visit(ast.parse(expr, mode="eval"))
-    source = f"lambda {', '.join('xy'[:arity])}: {ast.unparse(ast.fix_missing_locations(tree))}"
+    source = f"lambda {', '.join('xyz'[:arity])}: {ast.unparse(ast.fix_missing_locations(tree))}"
     arrays = eval(compile(source, f"<numgrad.special_math {name}>", "eval"), dict(_NAMESPACE))
     return _reference(arrays, name)
 

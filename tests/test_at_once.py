@@ -37,10 +37,10 @@ def _operands(row, dtype) -> list[tuple]:
     arity = {UNARY: 1, BINARY: 2, TERNARY: 3}[row.kind]
     if row.integral:  # (bitwise: of the dtypes computed at once, bools only)
         return list(itertools.product((True, False), repeat=arity))
-    if row.kind == TERNARY:
+    if row.condition:
         return [(c, a, b) for c in (True, False) for a, b in itertools.product(points, repeat=2)]
     return list(itertools.product(points, repeat=arity)) if arity == 1 else \
-        list(itertools.product(points[:3] + SPECIAL[:1] + SPECIAL[2:], repeat=2))
+        list(itertools.product(points[:3] + SPECIAL[:1] + SPECIAL[2:], repeat=arity))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -1,5 +1,5 @@
 """``scipy.special``'s logistic, log-sum-exp, softmax, ``x log y``, gamma-family (with the
-regularized incomplete gamma functions), error and modified Bessel functions."""
+regularized incomplete gamma and beta functions), error and modified Bessel functions."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from numgrad.tensor_math import where
 
 __all__ = ["expit", "logit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
            "gammaln", "gamma", "digamma", "psi", "polygamma", "multigammaln", "beta", "betaln",
-           "gammainc", "gammaincc", "erf", "erfc", "erfinv", "i0", "i1", "i0e", "i1e"]
+           "gammainc", "gammaincc", "betainc", "erf", "erfc", "erfinv", "i0", "i1", "i0e", "i1e"]
 
 
 def expit(x) -> Tensor:
@@ -165,21 +165,29 @@ def gammainc(a, x) -> Tensor:
     autograd's: a backward pass through it while `a` requires grad raises
     ``RuntimeError`` (detach `a` to differentiate with respect to `x` alone).
     """
-    return _binary("gammainc", a, x)
+    return _operands("gammainc", a, x)
 
 
 def gammaincc(a, x) -> Tensor:
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``, accurate
     where it is small (large `x`); the gradient is for `x` only, as `gammainc`'s."""
-    return _binary("gammaincc", a, x)
+    return _operands("gammaincc", a, x)
 
 
-def _binary(name: str, a, x) -> Tensor:
-    """Row `name` of `a` and `x`; a Python scalar beside a tensor stays weak (a float32
-    `x` gives float32), data goes to the tensor's device."""
-    if not isinstance(a, Tensor) and not isinstance(x, Tensor):
-        a = as_tensor(a)
-    return _elementwise(name, a, x)
+def betainc(a, b, x) -> Tensor:
+    """The regularized incomplete beta function ``I_x(a, b) = integral of t**(a - 1) (1 -
+    t)**(b - 1) from 0 to x / B(a, b)`` (SciPy's argument order): NaN for a negative `a`
+    or `b`, or `x` outside [0, 1]. Differentiable in `x` (to any order), not in `a` or
+    `b` (as HIPS autograd's): a backward pass through them raises."""
+    return _operands("betainc", a, b, x)
+
+
+def _operands(name: str, *operands) -> Tensor:
+    """Row `name` of `operands`; a Python scalar beside a tensor stays weak (a float32
+    tensor gives float32), data goes to the tensor's device."""
+    if not any(isinstance(o, Tensor) for o in operands):
+        operands = (as_tensor(operands[0]), *operands[1:])
+    return _elementwise(name, *operands)
 
 
 def erf(x) -> Tensor:

@@ -10,7 +10,7 @@ import math
 from numgrad import linalg as _linalg
 from numgrad.joining import _tensors, concatenate
 from numgrad.scipy.linalg import solve_triangular
-from numgrad.scipy.special import betaln, gammainc, gammaincc, xlog1py, xlogy
+from numgrad.scipy.special import betainc, betaln, gammainc, gammaincc, xlog1py, xlogy
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
 
@@ -140,6 +140,55 @@ class StudentT:
         """The t density at `x`."""
         return StudentT.logpdf(x, df, loc, scale).exp()
 
+    @staticmethod
+    def cdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The t CDF at `x`: ``I(df / (df + z**2); df / 2, 1 / 2) / 2`` below the centre
+        (accurate in the lower tail), 1 minus that above. Differentiable in `x`, `loc` and
+        `scale` (to second order), not in `df` (`numgrad.scipy.special.betainc`)."""
+        z, _, df = _standardized("t.cdf", x, loc, scale, df)
+        return _t_cdf_sf(z, df)[0]
+
+    @staticmethod
+    def sf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The survival function, the CDF at the mirror image: accurate in the upper tail."""
+        z, _, df = _standardized("t.sf", x, loc, scale, df)
+        return _t_cdf_sf(z, df)[1]
+
+    @staticmethod
+    def logcdf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the CDF, ``log1p(-sf)`` where the CDF is near 1."""
+        z, _, df = _standardized("t.logcdf", x, loc, scale, df)
+        return _log_of(*_t_cdf_sf(z, df))
+
+    @staticmethod
+    def logsf(x, df, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the survival function, ``log1p(-cdf)`` where it is near 1."""
+        z, _, df = _standardized("t.logsf", x, loc, scale, df)
+        return _log_of(*reversed(_t_cdf_sf(z, df)))
+
+
+def _t_cdf_sf(z: Tensor, df: Tensor) -> tuple[Tensor, Tensor]:
+    """The standard t CDF and survival function, as SciPy's: ``1/2 +- I(z**2 / (df +
+    z**2); 1/2, df / 2) / 2`` where ``z**2 < df``, and in the tails ``I(df / (df + z**2); df
+    / 2, 1/2) / 2`` on the near side and 1 minus that on the far one (accurate there);
+    each incomplete beta function reads a harmless 1/2 where the other serves, and both
+    serve both functions (the survival function is the CDF at ``-z``). Within 1e-100 of
+    the centre, where ``z**2`` underflows and the incomplete beta function's derivative
+    is infinite times zero, the CDF is ``1/2 + z pdf(0)``, whose value and first two
+    derivatives are the CDF's (the density is even)."""
+    centre = z.abs() < 1e-100
+    z_ = where(centre, 1.0, z)
+    z2 = z_ * z_
+    near = z2 < df
+    inner = 0.5 * betainc(0.5, df * 0.5, where(near, z2 / (df + z2), 0.5))
+    tail = 0.5 * betainc(df * 0.5, 0.5, where(near, 0.5, df / (df + z2)))
+    below = where(near, 0.5 - inner, tail)  # (the CDF at -|z|)
+    above = where(near, 0.5 + inner, 1.0 - tail)  # (at |z|)
+    density = (((df + 1) * 0.5).lgamma() - (df * 0.5).lgamma() - 0.5 * (df * math.pi).log()).exp()
+    negative = z_ < 0
+    return (where(centre, 0.5 + z * density, where(negative, below, above)),
+            where(centre, 0.5 - z * density, where(negative, above, below)))
+
 
 class Gamma:
     """The gamma distribution (``gamma``), of shape `a`."""
@@ -238,6 +287,29 @@ class Beta:
     def pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
         """The beta density at `x`."""
         return Beta.logpdf(x, a, b, loc, scale).exp()
+
+    @staticmethod
+    def cdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+        """The beta CDF at `x`, ``betainc(a, b, z)``: 0 below `loc`, 1 above ``loc +
+        scale``. Differentiable in `x`, `loc` and `scale`, not in `a` and `b`."""
+        z, _, a, b = _standardized("beta.cdf", x, loc, scale, a, b)
+        return where(z <= 0, 0.0, where(z >= 1, 1.0, betainc(a, b, z.clip(0, 1))))
+
+    @staticmethod
+    def sf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+        """The survival function ``betainc(b, a, 1 - z)``, accurate in the upper tail."""
+        z, _, a, b = _standardized("beta.sf", x, loc, scale, a, b)
+        return where(z <= 0, 1.0, where(z >= 1, 0.0, betainc(b, a, (1 - z).clip(0, 1))))
+
+    @staticmethod
+    def logcdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the CDF (-inf below `loc`), ``log1p(-sf)`` where the CDF is near 1."""
+        return _log_of(Beta.cdf(x, a, b, loc, scale), Beta.sf(x, a, b, loc, scale))
+
+    @staticmethod
+    def logsf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
+        """The log of the survival function, ``log1p(-cdf)`` where it is near 1."""
+        return _log_of(Beta.sf(x, a, b, loc, scale), Beta.cdf(x, a, b, loc, scale))
 
 
 class Dirichlet:
