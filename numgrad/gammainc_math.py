@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from numgrad.special_math import _horner, _let
+from numgrad.special_math import _horner, _let, _let_all
 
 __all__ = ["GAMMAINC", "GAMMAINCC", "gammainc_vjp", "gammaincc_vjp"]
 
@@ -202,10 +202,10 @@ def _incomplete(lower: bool) -> str:
                 f"{_let('ig_f', _prefactor(a, x, t), rest)}")
     zero, one = ("0.0", "1.0") if lower else ("1.0", "0.0")
     # NaN for NaN, negative a or x, a = x = 0 and a = x = inf (SciPy's)
-    return _let(a, "np.float64(x)", _let(x, "np.float64(y)", (
+    return _let_all({a: "np.float64(x)", x: "np.float64(y)"}, (
         f"math.nan if not ({a} >= 0.0 and {x} >= 0.0) or {a} == {x} and "
         f"({a} == 0.0 or {a} == math.inf) else {zero} if {x} == 0.0 or {a} == math.inf "
-        f"else {one} if {a} == 0.0 or {x} == math.inf else {main}")))
+        f"else {one} if {a} == 0.0 or {x} == math.inf else {main}"))
 
 
 GAMMAINC, GAMMAINCC = _incomplete(True), _incomplete(False)
