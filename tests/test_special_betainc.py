@@ -167,7 +167,9 @@ CDFS = [(f"t.{fn}", lambda x, fn=fn: getattr(stats.t, fn)(x, 3.5, 0.2, 1.5),
         for fn in ("cdf", "sf", "logcdf", "logsf")]
 
 
-@pytest.mark.parametrize("name, ours, theirs, x", CDFS, ids=[c[0] for c in CDFS])
+@pytest.mark.parametrize("name, ours, theirs, x", [
+    pytest.param(*case, id=case[0], marks=[pytest.mark.slow] if ".log" in case[0] else [])
+    for case in CDFS])  # (the logs: 4 s of compiling each, and the same two functions)
 def test_cdfs_match_scipy(name, ours, theirs, x):
     _close(ours(ng.tensor(x)).numpy(), theirs(x), 5e-12, 1e-300)
 
