@@ -100,6 +100,22 @@ def _close(got, want, rtol, atol=0.0):
     assert (error <= bound).all(), (got[finite][error > bound], want[finite][error > bound])
 
 
+def run_in_simulator(program: str, tmp_path) -> str:
+    """The standard output of `program`, run in Numba's CUDA simulator in a process of its
+    own (the simulator is chosen when Numba is imported), after every kernel it ran has
+    compiled to PTX (`python -m numgrad.kernels.cuda LOG`, as .ci/run does)."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
+           "NUMGRAD_CUDA_KERNEL_LOG": str(tmp_path / "kernels.log")}
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ptx = subprocess.run([sys.executable, "-m", "numgrad.kernels.cuda",
+                          env["NUMGRAD_CUDA_KERNEL_LOG"]], capture_output=True, text=True,
+                         timeout=300)
+    assert ptx.returncode == 0 and ptx.stdout.startswith("compiled "), ptx.stderr[-3000:]
+    return run.stdout
+
+
 def test_digamma_polygamma_and_erfinv_across_their_ranges():
     wide = np.concatenate([np.geomspace(1e-8, 1e8, 40), rng.uniform(0.5, 3.0, 40),
                            1.4616321449683622 + np.linspace(-0.3, 0.3, 41)])

@@ -10,9 +10,6 @@ autograd (other formulas: its i1' is ``(i0 + iv(2, x)) / 2``), 1e-5 against fini
 differences.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import autograd
@@ -22,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.special
 import scipy.stats
-from test_scipy_special_functions import GRAD_RTOL, ON_SIMULATOR, _close
+from test_scipy_special_functions import GRAD_RTOL, ON_SIMULATOR, _close, run_in_simulator
 
 import numgrad as ng
 from numgrad.device import as_device
@@ -165,18 +162,7 @@ SIMULATED = textwrap.dedent("""
 
 @pytest.mark.skipif(ON_SIMULATOR, reason="(runs the simulator in a process of its own)")
 def test_cuda_simulator_values(tmp_path):
-    # A process of its own: the simulator is chosen when Numba is imported. Its kernels
-    # are logged for the PTX check (`python -m numgrad.kernels.cuda LOG`, .ci/run).
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
-           "NUMGRAD_CUDA_KERNEL_LOG": str(tmp_path / "kernels.log")}
-    run = subprocess.run([sys.executable, "-c", SIMULATED], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["ok", "7"]
-    log = env["NUMGRAD_CUDA_KERNEL_LOG"]
-    ptx = subprocess.run([sys.executable, "-m", "numgrad.kernels.cuda", log],
-                         capture_output=True, text=True, timeout=300)
-    assert ptx.returncode == 0 and ptx.stdout.startswith("compiled "), ptx.stderr[-3000:]
+    assert run_in_simulator(SIMULATED, tmp_path).split() == ["ok", "7"]
 
 
 # ---- the regularized incomplete gamma functions ----------------------------------------

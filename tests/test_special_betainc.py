@@ -11,9 +11,6 @@ point, and the prefactor's logarithms, lose that much; SciPy's own error is abou
 1e-14). Gradients 1e-10 relative against autograd, 1e-5 against finite differences.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import autograd
@@ -23,7 +20,7 @@ import numpy as np
 import pytest
 import scipy.special
 import scipy.stats
-from test_scipy_special_functions import ON_SIMULATOR, _close
+from test_scipy_special_functions import ON_SIMULATOR, _close, run_in_simulator
 
 import numgrad as ng
 from numgrad.device import as_device
@@ -141,17 +138,7 @@ SIMULATED = textwrap.dedent("""
 @pytest.mark.slow  # (12 s)
 @pytest.mark.skipif(ON_SIMULATOR, reason="(runs the simulator in a process of its own)")
 def test_cuda_simulator_values(tmp_path):
-    # A process of its own: the simulator is chosen when Numba is imported. Its kernels
-    # are logged and compiled to PTX (`python -m numgrad.kernels.cuda LOG`, as .ci/run).
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
-           "NUMGRAD_CUDA_KERNEL_LOG": str(tmp_path / "kernels.log")}
-    run = subprocess.run([sys.executable, "-c", SIMULATED], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert run.returncode == 0 and run.stdout.split() == ["ok"], run.stderr[-3000:]
-    ptx = subprocess.run([sys.executable, "-m", "numgrad.kernels.cuda",
-                          env["NUMGRAD_CUDA_KERNEL_LOG"]], capture_output=True, text=True,
-                         timeout=300)
-    assert ptx.returncode == 0 and ptx.stdout.startswith("compiled "), ptx.stderr[-3000:]
+    assert run_in_simulator(SIMULATED, tmp_path).split() == ["ok"]
 
 
 # ---- the beta and t distributions' CDFs ----------------------------------------------
