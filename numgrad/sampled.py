@@ -147,23 +147,25 @@ def convolve(a, v, mode: str = "full") -> Tensor:
         raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
     if v.shape[0] > a.shape[0]:  # (NumPy swaps them: the same sums)
         a, v = v, a
-    n, m = a.shape[0], v.shape[0]
-    window = (0, n + m - 1) if mode == "full" else ((m - 1) // 2, n) if mode == "same" \
-        else (m - 1, n - m + 1)
-    return convolution(a, v, [window])
+    return convolution(a, v, mode)
 
 
-def convolution(a: Tensor, v: Tensor, window, boundary: str = "fill",
-                fillvalue=0) -> Tensor:
-    """The window ((start, length) per axis) of the full N-dimensional convolution of
-    `a` and `v` (``out[k] = sum_j a[k + start - j] v[j]``), `a` read outside itself as
-    `fillvalue` (``boundary='fill'``), periodically (``'wrap'``) or mirrored at its
-    edges (``'symm'``). One gather of `a` at every (output, kernel) pair of positions,
+def convolution(a: Tensor, v: Tensor, mode: str, boundary: str = "fill", fillvalue=0,
+                late_middle: bool = False) -> Tensor:
+    """The N-dimensional convolution of `a` and `v` (``out[k] = sum_j a[k - j] v[j]``) in
+    `mode` (`a` at least as long as `v` along every axis for ``'valid'``): ``'full'``,
+    ``'same'`` (`a`'s shape, centred; for an even-length `v`, on the later of the two
+    middles if `late_middle`) or ``'valid'``. `a` is read outside itself as `fillvalue`
+    (``boundary='fill'``), periodically (``'wrap'``) or mirrored at its edges
+    (``'symm'``). One gather of `a` at every (output, kernel) pair of positions,
     multiplied by `v` and summed over its axes: one reduction, of the output's size
     times the kernel's (`numgrad.scipy.signal` uses it too)."""
     d = a.ndim
     index, inside = [], np.ones((1,) * 2 * d, dtype=bool)
-    for axis, ((start, length), n, m) in enumerate(zip(window, a.shape, v.shape)):
+    for axis, (n, m) in enumerate(zip(a.shape, v.shape)):
+        # the part of the full output (length n + m - 1) computed: its start, its length
+        start, length = (0, n + m - 1) if mode == "full" else \
+            ((m - 1 + late_middle) // 2, n) if mode == "same" else (m - 1, n - m + 1)
         i = (start + np.arange(length)[:, None] - np.arange(m)[None, :]).reshape(
             [length if k == axis else m if k == d + axis else 1 for k in range(2 * d)])
         inside = inside & (i >= 0) & (i < n)

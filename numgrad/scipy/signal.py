@@ -94,8 +94,4 @@ def _checked(name, in1, in2, mode, flip, boundary, fillvalue, late_middle) -> Te
                              f"as the other along every axis, got shapes {in1.shape} and "
                              f"{in2.shape}")
         in1, in2 = in2, in1  # (as SciPy: after the flip)
-    # The window of 'full' (length a + b - 1 per axis) to compute: where it starts, and
-    # its length.
-    window = [(0, a + b - 1) if mode == "full" else ((b - 1 + late_middle) // 2, a)
-              if mode == "same" else (b - 1, a - b + 1) for a, b in zip(in1.shape, in2.shape)]
-    return convolution(in1, in2, window, boundary, fillvalue)
+    return convolution(in1, in2, mode, boundary, fillvalue, late_middle)
