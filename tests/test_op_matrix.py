@@ -15,11 +15,14 @@ import pytest
 from autograd.tracer import getval
 
 import numgrad as ng
-from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, UNARY
+from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, TERNARY, UNARY
 
 UNARY_OPS = [p for p in TABLE.values() if p.kind == UNARY]
 BINARY_OPS = [p for p in TABLE.values() if p.kind == BINARY]
 DIFFERENTIABLE_BINARY = [p for p in BINARY_OPS if p.vjp is not None]
+#: ternary rows other than `where` (which `test_composites` and the where tests cover):
+#: ``ng.scipy.special``'s, differentiable in their last operand only, as autograd's
+TERNARY_OPS = [p for p in TABLE.values() if p.kind == TERNARY and not p.condition]
 #: piecewise constant: the gradient is 0
 ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc", "floor_divide"}
 #: binary rows without a gradient for their first operand (autograd's have none): it
@@ -44,6 +47,7 @@ ORACLE = {"sigmoid": lambda a: 1 / (1 + anp.exp(-a)), "reciprocal": lambda a: 1 
           "i0": aspecial.i0, "i1": aspecial.i1,
           "i0e": lambda a: aspecial.ive(0, a), "i1e": lambda a: aspecial.ive(1, a),
           "gammainc": aspecial.gammainc, "gammaincc": aspecial.gammaincc,
+          "betainc": aspecial.betainc,
           # (the order is floored and has no gradient; x is broadcast first, as for where)
           "polygamma": lambda a, b: aspecial.polygamma(
               np.floor(getval(a)), b + np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b))))}
@@ -156,6 +160,22 @@ def test_binary_second_order(op):
     x = ng.tensor(_draw(op, (3,), seed=9), requires_grad=op.name not in NO_GRAD_FIRST)
     y = ng.tensor(_draw(op, (3,), seed=10), requires_grad=True)
     assert ng.gradgradcheck(lambda s, t: _apply(op, s, t), (x, y))
+
+
+@pytest.mark.parametrize("op", TERNARY_OPS, ids=lambda p: p.name)
+def test_ternary_values_broadcast_and_gradients_for_the_last_operand(op):
+    a, b, c = _draw(op, (3, 1), seed=11), _draw(op, (4,), seed=12), _draw(op, (3, 4), seed=13)
+    special = getattr(ng.scipy.special, op.name)
+    z = ng.tensor(c, requires_grad=True)
+    got = special(ng.tensor(a), ng.tensor(b), z)
+    want = op.ref(a, b, c)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
+    w = np.random.default_rng(14).standard_normal((3, 4))
+    (got * ng.tensor(w)).sum().backward()
+    want_c = autograd.grad(lambda v: anp.sum(_oracle(op)(a, b, v) * w))(c)
+    np.testing.assert_allclose(z.grad.numpy(), want_c, rtol=1e-12, atol=1e-14)
+    assert ng.gradgradcheck(lambda t: special(a, b, t), (ng.tensor(c, requires_grad=True),))
 
 
 @pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
