@@ -12,7 +12,19 @@ Examples
 
 from numpy import e, euler_gamma, inf, nan, newaxis, pi  # NumPy's constants, as ng.pi
 
-from numgrad import autograd, cuda, device, engine, functional, nn, optim, scipy, transforms, viz
+from numgrad import (
+    autograd,
+    cuda,
+    device,
+    engine,
+    functional,
+    methods,
+    nn,
+    optim,
+    scipy,
+    transforms,
+    viz,
+)
 from numgrad.assembly import *  # noqa: F403
 from numgrad.autograd import (
     Function,
@@ -72,6 +84,7 @@ from numgrad.tensor import Tensor, realize
 from numgrad.tensor_math import power, where
 from numgrad.transforms import elementwise_grad, hessian, jacobian, value_and_grad
 
+methods.bind()
 bool = bool_  # noqa: A001 - NumPy and PyTorch users write ng.bool
 __version__ = "0.1.0"
 

@@ -246,6 +246,61 @@ def take(a, indices, axis: int | None = None, mode: str = "raise") -> Tensor:
     return a[(slice(None),) * axis + (indices,)]
 
 
+def compress(condition, a, axis: int | None = None) -> Tensor:
+    """The slices of `a` along `axis` (the elements of the flattened `a` when None) where
+    the 1-D `condition` is true, as NumPy's ``compress``: a `condition` shorter than the
+    axis leaves the rest out. The gradient is a scatter-add."""
+    condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
+    if condition.ndim != 1:
+        raise ValueError(f"compress: condition must be 1-D, got shape {condition.shape}")
+    return take(a, np.flatnonzero(condition), axis)
+
+
+def choose(a, choices, mode: str = "raise") -> Tensor:
+    """``choices[a[i]][i]`` for the integer `a`, all broadcast together (NumPy's
+    ``choose``): an index out of range raises (``mode='raise'``), wraps around or is
+    clipped. A chain of `where`, so differentiable in the choices.
+
+    >>> ng.choose(ng.tensor([1, 0]), [[1.0, 2.0], [3.0, 4.0]]).tolist()
+    [3.0, 2.0]
+    """
+    a = as_tensor(a)
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"choose: the index array must be integer, not {a.dtype}")
+    n = len(choices)
+    if n == 0:
+        raise ValueError("choose: choices must not be empty")
+    if mode == "raise":
+        values = a.numpy()
+        if values.size and (values.min() < 0 or values.max() >= n):
+            raise ValueError(f"choose: an index is outside 0..{n - 1} (mode='raise')")
+    else:
+        a = a % n if mode == "wrap" else a.clip(0, n - 1)
+    chosen = where(a == n - 1, choices[n - 1], choices[0])
+    for k in range(1, n - 1):
+        chosen = where(a == k, choices[k], chosen)
+    return chosen
+
+
+def put(a: Tensor, ind, v, mode: str = "raise") -> None:
+    """Set the elements of the tensor `a` at the flat indices `ind` to `v`, in place
+    (NumPy's ``put``): `v` repeats when shorter than `ind`; an index out of range raises,
+    wraps around or is clipped as `take`'s `mode` says."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"put changes a tensor in place; got {type(a).__name__}")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    ind = np.asarray(ind.numpy() if isinstance(ind, Tensor) else ind, np.int64).ravel()
+    n = a.size
+    if mode == "raise" and ind.size and (ind.min() < -n or ind.max() >= n):
+        raise IndexError(f"put: an index is out of range for a tensor of {n} elements")
+    ind = ind % n if mode == "wrap" else (ind.clip(0, n - 1) if mode == "clip" else ind)
+    v = take(as_tensor(v, device=a.device), np.arange(ind.size), mode="wrap")
+    a[...] = a.ravel().index_put(ind, v).reshape(a.shape)
+
+
 def cumulative_sum(x, /, *, axis: int | None = None, dtype=None,
                    include_initial: bool = False) -> Tensor:
     """NumPy 2's ``cumulative_sum``: `cumsum` along `axis` (which a tensor of more than
@@ -332,6 +387,7 @@ def polyval(p, x) -> Tensor:
 _functions.update(transpose=transpose, clip=clip, reshape=reshape, nansum=nansum,
                   nanmean=nanmean, nanmax=nanmax, nanmin=nanmin, nanvar=nanvar, nanstd=nanstd,
                   positive=positive, float_power=float_power, divmod=divmod, take=take,
+                  compress=compress, choose=choose, put=put,
                   cumulative_sum=cumulative_sum, cumulative_prod=cumulative_prod, isin=isin,
                   select=select, polyval=polyval)
 __all__ = sorted(_functions)

@@ -372,11 +372,18 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         return _reshape(self, _shape_arg(shape))
 
     def transpose(self, *axes) -> Tensor:
-        """Permute the axes; with none given, reverse them (``.T``)."""
+        """Permute the axes; with none given, reverse them (``.T``). Two axes of a tensor
+        of other than 2 dimensions, which NumPy refuses, are swapped (PyTorch's
+        ``transpose(dim0, dim1)``)."""
+        if len(axes) == 2 and self.ndim != 2 and all(type(a) is int for a in axes):
+            return self.swapaxes(*axes)
+        return self.permute(*axes)
+
+    def permute(self, *axes) -> Tensor:
+        """The axes in the order `axes`, reversed when none is given (PyTorch's
+        ``permute``)."""
         axes = _shape_arg(axes) if axes and axes != (None,) else tuple(range(self.ndim))[::-1]
         return _permute(self, axes)
-
-    permute = transpose
 
     def swapaxes(self, axis1: int, axis2: int) -> Tensor:
         axes = list(range(self.ndim))
@@ -410,7 +417,11 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def ravel(self) -> Tensor:
         return self.reshape(-1)
 
-    flatten = ravel
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """The tensor as one axis (NumPy's ``flatten``), or only its axes from `start_dim`
+        to `end_dim` (PyTorch's)."""
+        start, end = (normalize_axis(d, max(self.ndim, 1)) for d in (start_dim, end_dim))
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def __getitem__(self, key) -> Tensor:
         return _index(self, key)

@@ -26,6 +26,22 @@ Scalar = int | float | bool
 _VALUE_READ = "a value was read (.numpy(), .item(), float(), bool(), ...)"
 
 
+class Size(int):
+    """A tensor's number of elements (NumPy's ``size``) that also answers PyTorch's
+    ``size()`` and ``size(dim)`` when called."""
+
+    def __new__(cls, shape: tuple[int, ...]) -> Size:
+        size = super().__new__(cls, math.prod(shape))
+        size._of = shape  # (not `shape`: np.shape(size) would read it)
+        return size
+
+    def __getnewargs__(self) -> tuple:
+        return (self._of,)
+
+    def __call__(self, dim: int | None = None):
+        return self._of if dim is None else self._of[dim]
+
+
 class TensorBase:
     """What every tensor holds: a lazy value (`LazyBuffer`) and a history node (`Node`).
 
@@ -54,8 +70,10 @@ class TensorBase:
         return len(self._buf.shape)
 
     @property
-    def size(self) -> int:
-        return math.prod(self._buf.shape)
+    def size(self) -> Size:
+        """The number of elements, an int (NumPy's ``size``); called, PyTorch's ``size()``:
+        ``t.size()`` is the shape and ``t.size(d)`` the length of axis `d`."""
+        return Size(self._buf.shape)
 
     @property
     def dtype(self) -> np.dtype:
