@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import math
 from collections.abc import Callable
 
@@ -288,11 +289,17 @@ class _Arrays(ast.NodeTransformer):
 def numpy_form(expr: str, name: str, arity: int = 1) -> Callable:
     """The NumPy reference of a row whose kernel expression is `expr` (over ``x``, ``y``,
     ``z``): the same code over whole arrays, in float64, whose result has NumPy's floating
-    dtype of the operands (float32 stays float32; integers and bools give float64)."""
-    tree = _Arrays().visit(ast.parse(expr, mode="eval"))
-    source = f"lambda {', '.join('xyz'[:arity])}: {ast.unparse(ast.fix_missing_locations(tree))}"
-    arrays = eval(compile(source, f"<numgrad.special_math {name}>", "eval"), dict(_NAMESPACE))
-    return _reference(arrays, name)
+    dtype of the operands (float32 stays float32; integers and bools give float64). It is
+    written at its first call: the special functions' trees take a fifth of a second to
+    transform, which importing numgrad should not pay."""
+    @functools.cache
+    def arrays():
+        tree = _Arrays().visit(ast.parse(expr, mode="eval"))
+        body = ast.unparse(ast.fix_missing_locations(tree))
+        source = f"lambda {', '.join('xyz'[:arity])}: {body}"
+        return eval(compile(source, f"<numgrad.special_math {name}>", "eval"),
+                    dict(_NAMESPACE))
+    return _reference(lambda *operands: arrays()(*operands), name)
 
 
 def per_element(fn: Callable[[float], float], name: str) -> Callable:
