@@ -26,6 +26,7 @@ does (709.78, SciPy's); i0 is even, i1 odd (``i1(-0.0)`` is -0.0).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -87,8 +88,9 @@ def _row(nu: int, body) -> str:
     return _let("bx", "np.float64(x)", _let("ba", "abs(bx)", value))
 
 
-I0, I1 = _row(0, _unscaled), _row(1, _unscaled)
-I0E, I1E = _row(0, _scaled), _row(1, _scaled)
+#: the rows' expressions, written at their first use (`numgrad.ops.Primitive.code`)
+I0, I1 = (functools.cache(functools.partial(_row, nu, _unscaled)) for nu in (0, 1))
+I0E, I1E = (functools.cache(functools.partial(_row, nu, _scaled)) for nu in (0, 1))
 
 
 # ---- vector-Jacobian products (of Tensors, by Tensor methods) ------------------------

@@ -25,6 +25,7 @@ SciPy's own error is about 1e-14.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from numgrad.gammainc_math import STIRLING
@@ -91,7 +92,8 @@ def _betainc() -> str:
     return _let_all({a: "np.float64(x)", b: "np.float64(y)", x: "np.float64(z)"}, edges)
 
 
-BETAINC = _betainc()
+#: the row's expression, written at its first use (`numgrad.ops.Primitive.code`)
+BETAINC = functools.cache(_betainc)
 
 
 # ---- vector-Jacobian product (of Tensors, by Tensor methods) -------------------------

@@ -29,6 +29,7 @@ is taken. The coefficient tables come from tools/gamma_coefficients.py (mpmath).
 
 from __future__ import annotations
 
+import functools
 import math
 
 from numgrad.special_math import _horner, _let, _let_all
@@ -208,7 +209,9 @@ def _incomplete(lower: bool) -> str:
         f"else {one} if {a} == 0.0 or {x} == math.inf else {main}"))
 
 
-GAMMAINC, GAMMAINCC = _incomplete(True), _incomplete(False)
+#: the rows' expressions, written at their first use (`numgrad.ops.Primitive.code`)
+GAMMAINC = functools.cache(lambda: _incomplete(True))
+GAMMAINCC = functools.cache(lambda: _incomplete(False))
 
 
 # ---- vector-Jacobian products (of Tensors, by Tensor methods) ------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,7 +39,10 @@ class Primitive:
 
     name: str
     kind: str
-    expr: str = ""
+    #: the scalar expression kernels inline (`expr`), or a function that writes it at
+    #: the first use: the special functions' take tens of milliseconds to write, which
+    #: importing numgrad should not pay
+    code: str | Callable[[], str] = field(default="", compare=False)
     vjp: Callable | None = None
     ref: Callable | None = None
     result: str = SAME
@@ -67,6 +70,15 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
+
+    @property
+    def expr(self) -> str:
+        """The scalar expression over ``x``, ``y``, ``z`` that kernels inline."""
+        code = self.code
+        if not isinstance(code, str):
+            code = code()
+            object.__setattr__(self, "code", code)
+        return code
 
     @property
     def cost(self) -> int:

@@ -211,9 +211,11 @@ def erfinv(x: str) -> str:
 
 # (in float64 on every target: a float32 operand is rounded only in the result, as the
 # references do; the CUDA simulator would otherwise sum in float32)
-DIGAMMA = _let("sx", "float(x)", digamma("sx"))
-POLYGAMMA = _let("sn", "float(x)", _let("sx", "float(y)", polygamma("sn", "sx")))
-ERFINV = _let("sx", "float(x)", erfinv("sx"))
+#: the rows' expressions, written at their first use (`numgrad.ops.Primitive.code`)
+DIGAMMA = functools.cache(lambda: _let("sx", "float(x)", digamma("sx")))
+POLYGAMMA = functools.cache(
+    lambda: _let("sn", "float(x)", _let("sx", "float(y)", polygamma("sn", "sx"))))
+ERFINV = functools.cache(lambda: _let("sx", "float(x)", erfinv("sx")))
 
 
 # ---- NumPy forms: the references -----------------------------------------------------
@@ -286,7 +288,7 @@ class _Arrays(ast.NodeTransformer):
         return node
 
 
-def numpy_form(expr: str, name: str, arity: int = 1) -> Callable:
+def numpy_form(expr: str | Callable[[], str], name: str, arity: int = 1) -> Callable:
     """The NumPy reference of a row whose kernel expression is `expr` (over ``x``, ``y``,
     ``z``): the same code over whole arrays, in float64, whose result has NumPy's floating
     dtype of the operands (float32 stays float32; integers and bools give float64). It is
@@ -294,7 +296,8 @@ def numpy_form(expr: str, name: str, arity: int = 1) -> Callable:
     transform, which importing numgrad should not pay."""
     @functools.cache
     def arrays():
-        tree = _Arrays().visit(ast.parse(expr, mode="eval"))
+        tree = _Arrays().visit(ast.parse(expr if isinstance(expr, str) else expr(),
+                                         mode="eval"))
         body = ast.unparse(ast.fix_missing_locations(tree))
         source = f"lambda {', '.join('xyz'[:arity])}: {body}"
         return eval(compile(source, f"<numgrad.special_math {name}>", "eval"),
