@@ -124,7 +124,7 @@ def test_a_row_replaced_at_run_time_computes_by_its_own_expression(monkeypatch):
     import dataclasses
 
     exp = TABLE["exp"]
-    monkeypatch.setitem(TABLE, "exp", dataclasses.replace(exp, expr="math.exp(x) + 1"))
+    monkeypatch.setitem(TABLE, "exp", dataclasses.replace(exp, code="math.exp(x) + 1"))
     assert ng.tensor(0.0).exp().item() == 2.0
     monkeypatch.setitem(TABLE, "exp", exp)
     assert ng.tensor(0.0).exp().item() == 1.0

@@ -186,6 +186,37 @@ def test_a_loop_replays_prepared_once_its_kernel_is_compiled(tmp_path):
     assert replayed[31:] == list(range(replayed[31], replayed[31] + 9))
 
 
+BUSY = textwrap.dedent("""
+    import json, time
+    import numpy as np
+    import numgrad as ng
+
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((100, 10)), rng.integers(0, 2, 100) * 2.0 - 1
+    step = ng.value_and_grad(lambda w: ng.logaddexp(0.0, -y * (X @ w)).mean())
+    w, start = rng.standard_normal(10), time.perf_counter()
+    while time.perf_counter() - start < 60:  # (steps of a few ms, back to back)
+        with ng.engine.record() as rec:
+            step(w)
+        if rec.kernels_launched and not rec.kernels_interpreted:
+            break
+    print(json.dumps({"seconds": time.perf_counter() - start,
+                      "interpreted": rec.kernels_interpreted}))
+""")
+
+
+def test_a_busy_loop_of_small_steps_gets_its_kernels_compiled(tmp_path):
+    """A loop of millisecond steps started before the thread has imported Numba must
+    not keep it from the GIL: CPython hands the GIL to a waiting thread only when its
+    holder has kept it for a whole switch interval, and NumPy's calls let go of it for
+    moments all the time, so the thread never imported Numba and the loop ran
+    interpreted for good (the first of the ten notebook cells, 2026-12-06). Launches
+    now wait for the thread now and then (`tiered.YIELD_EVERY`): the loop's steps run
+    compiled within seconds (60 s is this test's bound, not a speed goal)."""
+    report = json.loads(_python(BUSY, tmp_path))
+    assert report["interpreted"] == 0, report
+
+
 WORKER = textwrap.dedent("""
     import json, os
     import numpy as np

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numba
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
 
 from numgrad.kernels import COMPILED, DISK, HIT, cache
 
@@ -63,6 +64,13 @@ def load(kernel, signature: tuple) -> bool:
                                               [loaded.library])
         kernel.add_overload(loaded)
         return True
+
+
+def prepare() -> None:
+    """Load Numba's CPU target registries, as the first load or compile of a kernel does
+    (a third of a second: they import SciPy's BLAS), so that it is not done later, under
+    a lock that launches wait on."""
+    cpu_target.target_context.refresh()
 
 
 def forget_compiled(source_file: str) -> None:

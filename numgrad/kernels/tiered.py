@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 import threading
+import time
 
 from numgrad import kernels as _kernels
 from numgrad.kernels import COMPILED, DISK, HIT, compile_worker, interpreter
@@ -43,6 +44,15 @@ _failures: dict[int, str] = {}
 #: launch that runs each
 _obtained: dict[int, str] = {}
 _idle = threading.Condition()
+#: While the thread imports Numba, a launch `YIELD_EVERY` seconds or more after the last
+#: launch that waited waits `YIELD_FOR` seconds for it. Without this, a loop of small
+#: launches can keep the GIL from the thread for good: CPython makes its holder hand the
+#: GIL over only when it has not let go of it for a whole switch interval, and NumPy's
+#: calls let go of it for moments all the time (a loop of 3 ms steps ran interpreted for
+#: 20 s and more, its kernels never sent to the worker). The thread then has about a
+#: sixth of the time: Numba imported in about 1.5 s of such a loop.
+YIELD_EVERY, YIELD_FOR = 0.010, 0.002
+_yielded = 0.0  # (when a launch last waited: `time.perf_counter`)
 _worker: compile_worker.Worker | None = None  # started by the first kernel sent
 
 
@@ -65,6 +75,7 @@ def kernel(program: Program, variant: tuple[int, ...]) -> Program:
 def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
     """Run the compiled kernel if it is loaded, or can be from the disk cache;
     otherwise have the worker compile it, and interpret the program now."""
+    global _yielded
     program, cpu = kernel, _cpu
     if cpu is None:  # still importing: the thread sends it when it is done
         with _idle:
@@ -74,6 +85,9 @@ def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
                 _early.setdefault((program, tuple(shape)), (outs, inputs, args))
                 if not _importer.is_alive():
                     _importer.start()
+                elif time.perf_counter() - _yielded >= YIELD_EVERY:
+                    _idle.wait(YIELD_FOR)  # (the thread runs meanwhile)
+                    _yielded = time.perf_counter()
             cpu = _cpu
     if cpu is not None and not (loops := cpu.variant(program, shape)).interpreted:
         compiled = cpu.kernel(program, loops)  # writes its source; compiles nothing
@@ -180,13 +194,21 @@ def _import_cpu() -> None:
     global _cpu, _import_error
     try:
         cpu = importlib.import_module("numgrad.kernels.cpu")
+        cpu.jit.prepare()
     except Exception as error:  # (a bad NUMGRAD_VECTOR_BITS, say): the next launch raises it
         with _idle:
             _import_error = error
             _idle.notify_all()
         return
-    with _idle:
-        for (program, shape), (outs, inputs, args) in _early.items():
+    while True:  # (the kernels are made without the lock: launches go on meanwhile)
+        with _idle:
+            early = list(_early.items())
+            _early.clear()  # (their arrays are not kept)
+            if not early:
+                _cpu = cpu
+                _idle.notify_all()
+                return
+        for (program, shape), (outs, inputs, args) in early:
             loops = cpu.variant(program, shape)
             if loops.interpreted:
                 continue
@@ -195,9 +217,6 @@ def _import_cpu() -> None:
                 how = _obtain(cpu, compiled, loops, (outs, shape, inputs, args))
                 if compiled.overloads:  # (loaded: its first launch reports how)
                     _obtained[id(compiled)] = how
-        _early.clear()  # (their arrays are not kept)
-        _cpu = cpu
-        _idle.notify_all()
 
 
 def _new_importer() -> threading.Thread:
