@@ -40,6 +40,7 @@ from numgrad.assembly import (
 from numgrad.creation import full
 from numgrad.linalg.products import inner, kron, matmul, outer
 from numgrad.nn.functional import log_softmax, softmax
+from numgrad.primitives import _shape_arg
 from numgrad.scipy import linalg as scipy_linalg
 from numgrad.scipy import special
 from numgrad.searching import argwhere, bincount, histogram, nonzero, searchsorted, unique
@@ -59,7 +60,7 @@ def _cast(dtype):
 def _reduce(f):
     """A NumPy reduction ``f(x, axis, keepdims)`` under torch's ``dim``/``keepdim``."""
     def reduce(self, dim=None, keepdim: bool = False, **kwargs):
-        return f(self, tc._dims(dim), keepdims=keepdim, **kwargs)
+        return f(self, tc.axes_of(dim), keepdims=keepdim, **kwargs)
     reduce.__doc__ = f"``{f.__name__}`` over `dim` (torch's ``dim``/``keepdim``)."
     return reduce
 
@@ -79,9 +80,9 @@ METHODS = {
     "asin": Tensor.arcsin, "asinh": Tensor.arcsinh, "atan": Tensor.arctan,
     "atanh": Tensor.arctanh, "neg": Tensor.negative, "fix": Tensor.trunc, "sgn": Tensor.sign,
     "positive": functions.positive, "arctan2": functions.arctan2, "atan2": functions.arctan2,
-    "add": lambda self, other, *, alpha=1: tc._plus(self, other, 1, alpha),
-    "sub": lambda self, other, *, alpha=1: tc._plus(self, other, 1, -alpha),
-    "subtract": lambda self, other, *, alpha=1: tc._plus(self, other, 1, -alpha),
+    "add": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, alpha),
+    "sub": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, -alpha),
+    "subtract": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, -alpha),
     "mul": functions.multiply, "multiply": functions.multiply,
     "true_divide": functions.divide, "floor_divide": functions.floor_divide,
     "remainder": functions.remainder, "fmod": functions.fmod, "pow": functions.power,
@@ -122,13 +123,13 @@ METHODS = {
     "outer": outer, "ger": outer, "kron": kron, "cross": tc.cross,
     "vdot": lambda self, other: (self * other).sum(),
     "dist": lambda self, other, p=2: linalg.vector_norm(self - other, ord=p),
-    "addmm": lambda self, m1, m2, *, beta=1, alpha=1: tc._plus(self, m1 @ m2, beta, alpha),
-    "addmv": lambda self, m, v, *, beta=1, alpha=1: tc._plus(self, m @ v, beta, alpha),
+    "addmm": lambda self, m1, m2, *, beta=1, alpha=1: tc.scaled_sum(self, m1 @ m2, beta, alpha),
+    "addmv": lambda self, m, v, *, beta=1, alpha=1: tc.scaled_sum(self, m @ v, beta, alpha),
     "addr": lambda self, v1, v2, *, beta=1, alpha=1:
-        tc._plus(self, outer(v1, v2), beta, alpha),
-    "baddbmm": lambda self, b1, b2, *, beta=1, alpha=1: tc._plus(self, b1 @ b2, beta, alpha),
+        tc.scaled_sum(self, outer(v1, v2), beta, alpha),
+    "baddbmm": lambda self, b1, b2, *, beta=1, alpha=1: tc.scaled_sum(self, b1 @ b2, beta, alpha),
     "addbmm": lambda self, b1, b2, *, beta=1, alpha=1:
-        tc._plus(self, (b1 @ b2).sum(0), beta, alpha),
+        tc.scaled_sum(self, (b1 @ b2).sum(0), beta, alpha),
     # linear algebra
     "det": linalg.det, "logdet": tc.logdet, "slogdet": linalg.slogdet, "inverse": linalg.inv,
     "pinverse": lambda self, rcond=1e-15: linalg.pinv(self, rcond),
@@ -144,7 +145,7 @@ METHODS = {
     # reductions and statistics, under dim/keepdim
     "amax": _reduce(Tensor.max), "amin": _reduce(Tensor.min),
     "nansum": _reduce(functions.nansum), "nanmean": _reduce(functions.nanmean),
-    "count_nonzero": lambda self, dim=None: count_nonzero(self, tc._dims(dim)),
+    "count_nonzero": lambda self, dim=None: count_nonzero(self, tc.axes_of(dim)),
     "aminmax": lambda self, *, dim=None, keepdim=False: tc.MinMax(
         self.min(dim, keepdim), self.max(dim, keepdim)),
     "quantile": lambda self, q, dim=None, keepdim=False, *, interpolation="linear":
@@ -200,7 +201,7 @@ METHODS = {
     "retains_grad": property(lambda self: not self.is_leaf and self._node is not None
                              and getattr(self._node, "retained", None) is not None),
     "index_add": tc.index_add, "index_copy": tc.index_copy, "index_fill": tc.index_fill,
-    "sum_to_size": lambda self, *size: self._sum_to_shape(tc._sizes(size)),
+    "sum_to_size": lambda self, *size: self._sum_to_shape(_shape_arg(size)),
     # dtypes, devices and queries
     "float": _cast(dtypes.float32), "double": _cast(dtypes.float64),
     "int": _cast(dtypes.int32), "long": _cast(dtypes.int64), "short": _cast(dtypes.int16),
@@ -218,11 +219,11 @@ METHODS = {
     "is_cpu": property(lambda self: self.device.type == "cpu"),
     "get_device": lambda self: -1 if self.device.type == "cpu" else self.device.index,
     "new_zeros": lambda self, *size, dtype=None, device=None, requires_grad=False: full(
-        tc._sizes(size), 0, dtype or self.dtype, device or self.device, requires_grad),
+        _shape_arg(size), 0, dtype or self.dtype, device or self.device, requires_grad),
     "new_ones": lambda self, *size, dtype=None, device=None, requires_grad=False: full(
-        tc._sizes(size), 1, dtype or self.dtype, device or self.device, requires_grad),
+        _shape_arg(size), 1, dtype or self.dtype, device or self.device, requires_grad),
     "new_empty": lambda self, *size, dtype=None, device=None, requires_grad=False: full(
-        tc._sizes(size), 0, dtype or self.dtype, device or self.device, requires_grad),
+        _shape_arg(size), 0, dtype or self.dtype, device or self.device, requires_grad),
     "new_full": lambda self, size, fill_value, *, dtype=None, device=None,
         requires_grad=False: full(size, fill_value, dtype or self.dtype,
                                   device or self.device, requires_grad),

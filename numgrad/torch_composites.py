@@ -15,6 +15,7 @@ import numpy as np
 from numgrad import linalg
 from numgrad.assembly import array_split, take_along_axis
 from numgrad.linalg.products import cross as _cross
+from numgrad.primitives import _shape_arg
 from numgrad.searching import histogram
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
@@ -37,17 +38,12 @@ class SVD(NamedTuple):
     V: Tensor
 
 
-def _dims(dim):
+def axes_of(dim):
     """torch's ``dim`` as NumPy's ``axis``: None, an int or a tuple (``()`` is all)."""
     return None if dim is None or dim == () else (tuple(dim) if isinstance(dim, list) else dim)
 
 
-def _sizes(size) -> tuple:
-    """``f(2, 3)`` or ``f((2, 3))``: torch's sizes given either way."""
-    return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
-
-
-def _plus(x, product, beta=1, alpha=1):
+def scaled_sum(x, product, beta=1, alpha=1):
     """``beta * x + alpha * product``, torch's ``add*`` family (``beta=0`` ignores `x`)."""
     scaled = product if alpha == 1 else alpha * product
     return scaled if beta == 0 else (x if beta == 1 else beta * x) + scaled
@@ -95,7 +91,7 @@ def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 def expand(self, *sizes) -> Tensor:
     """Broadcast to `sizes`, where ``-1`` keeps a size (torch's ``expand``)."""
-    sizes = _sizes(sizes)
+    sizes = _shape_arg(sizes)
     lead = len(sizes) - self.ndim
     if lead < 0:
         raise ValueError(f"expand: {len(sizes)} sizes for a tensor of {self.ndim} dimensions")
@@ -109,7 +105,7 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         raise TypeError("view(dtype) reinterprets bytes, which numgrad does not do; "
                         "astype(dtype) converts the values")
-    return self.reshape(_sizes(shape))
+    return self.reshape(_shape_arg(shape))
 
 
 def t(self) -> Tensor:
@@ -165,7 +161,7 @@ def scatter_add(self, dim: int, index, src) -> Tensor:
 
 def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
     key = _index_key(self, dim, index)
-    return self + _plus(0, source, 0, alpha)._index_add(key, self.shape)
+    return self + scaled_sum(0, source, 0, alpha)._index_add(key, self.shape)
 
 
 def index_copy(self, dim: int, index, source) -> Tensor:
@@ -212,7 +208,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     if p == "nuc":
         return linalg.matrix_norm(x, ord="nuc", keepdims=keepdim) if dim is None else \
             linalg.norm(x, "nuc", axis=tuple(dim), keepdims=keepdim)
-    return linalg.vector_norm(x, axis=_dims(dim), keepdims=keepdim,
+    return linalg.vector_norm(x, axis=axes_of(dim), keepdims=keepdim,
                               ord=2 if p == "fro" else p)
 
 
