@@ -44,7 +44,6 @@ from numgrad.primitives import _shape_arg
 from numgrad.scipy import linalg as scipy_linalg
 from numgrad.scipy import special
 from numgrad.searching import argwhere, bincount, histogram, nonzero, searchsorted, unique
-from numgrad.shapes import normalize_axis
 from numgrad.statistics import corrcoef, count_nonzero, cov, nanquantile, quantile
 from numgrad.tensor import Tensor
 from numgrad.tensor_math import where
@@ -180,8 +179,7 @@ METHODS = {
     "tensor_split": lambda self, indices_or_sections, dim=0: tuple(
         array_split(self, indices_or_sections, dim)),
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
-    "unbind": lambda self, dim=0: tuple(
-        tc.select(self, dim, i) for i in range(self.shape[normalize_axis(dim, self.ndim)])),
+    "unbind": lambda self, dim=0: standard.unstack(self, axis=dim),
     "tile": tile, "repeat_interleave": lambda self, repeats, dim=None:
         functions.repeat(self, repeats, dim), "flipud": flipud, "fliplr": fliplr,
     "rot90": lambda self, k=1, dims=(0, 1): rot90(self, k, dims),

@@ -7,6 +7,7 @@ the Tensor class, which is built on it.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,12 +29,18 @@ _VALUE_READ = "a value was read (.numpy(), .item(), float(), bool(), ...)"
 
 class Size(int):
     """A tensor's number of elements (NumPy's ``size``) that also answers PyTorch's
-    ``size()`` and ``size(dim)`` when called."""
+    ``size()`` and ``size(dim)`` when called. One per shape (`of`): the engine reads
+    sizes at every backward step and reshape."""
 
     def __new__(cls, shape: tuple[int, ...]) -> Size:
         size = super().__new__(cls, math.prod(shape))
         size._of = shape  # (not `shape`: np.shape(size) would read it)
         return size
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def of(shape: tuple[int, ...]) -> Size:
+        return Size(shape)
 
     def __getnewargs__(self) -> tuple:
         return (self._of,)
@@ -73,7 +80,7 @@ class TensorBase:
     def size(self) -> Size:
         """The number of elements, an int (NumPy's ``size``); called, PyTorch's ``size()``:
         ``t.size()`` is the shape and ``t.size(d)`` the length of axis `d`."""
-        return Size(self._buf.shape)
+        return Size.of(self._buf.shape)
 
     @property
     def dtype(self) -> np.dtype:

@@ -59,10 +59,22 @@ def _along(x: Tensor, dim: int, index) -> tuple:
     return tuple(index if d == dim else grid[d] for d in range(x.ndim))
 
 
+def _at(x: Tensor, dim: int, item) -> tuple:
+    """The key of `item` (an index, a slice, an index array) along axis `dim` of `x`."""
+    return (slice(None),) * normalize_axis(dim, x.ndim) + (item,)
+
+
 def _index_key(x: Tensor, dim: int, index) -> tuple:
     """``x[..., index, ...]`` along `dim` as a key (``index_copy``, ``index_add``)."""
-    index = index.numpy() if isinstance(index, Tensor) else np.asarray(index)
-    return (slice(None),) * normalize_axis(dim, x.ndim) + (index,)
+    return _at(x, dim, index.numpy() if isinstance(index, Tensor) else np.asarray(index))
+
+
+def _fitted(src, key: tuple):
+    """`src` cut to the shape of the scatter `key` (torch lets a source be larger)."""
+    shape = np.broadcast_shapes(*(k.shape for k in key))
+    if not isinstance(src, Tensor) or src.shape == shape:
+        return src
+    return src[tuple(slice(0, n) for n in shape)]
 
 
 def _split_sizes(n: int, sizes) -> list[int]:
@@ -116,13 +128,12 @@ def t(self) -> Tensor:
 
 
 def narrow(self, dim: int, start: int, length: int) -> Tensor:
-    dim = normalize_axis(dim, self.ndim)
-    start = start + self.shape[dim] if start < 0 else start
-    return self[(slice(None),) * dim + (slice(start, start + length),)]
+    start = start + self.shape[normalize_axis(dim, self.ndim)] if start < 0 else start
+    return self[_at(self, dim, slice(start, start + length))]
 
 
 def select(self, dim: int, index: int) -> Tensor:
-    return self[(slice(None),) * normalize_axis(dim, self.ndim) + (index,)]
+    return self[_at(self, dim, index)]
 
 
 def unflatten(self, dim: int, sizes) -> Tensor:
@@ -144,19 +155,14 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> Tens
     if reduce == "add":
         return scatter_add(self, dim, index, src if src is not None else value)
     key = _along(self, dim, index)
-    src = value if src is None else src
-    if isinstance(src, Tensor) and src.shape != key[0].shape:
-        src = src[tuple(slice(0, s) for s in np.broadcast_shapes(*(k.shape for k in key)))]
-    return self.index_put(key, src)
+    return self.index_put(key, _fitted(value if src is None else src, key))
 
 
 def scatter_add(self, dim: int, index, src) -> Tensor:
     """This tensor plus `src` added at `index` along `dim`, repeats summing (torch's
     ``scatter_add``)."""
     key = _along(self, dim, index)
-    shape = np.broadcast_shapes(*(k.shape for k in key))
-    src = src[tuple(slice(0, s) for s in shape)] if src.shape != shape else src
-    return self + src._index_add(key, self.shape)
+    return self + _fitted(src, key)._index_add(key, self.shape)
 
 
 def index_add(self, dim: int, index, source, *, alpha=1) -> Tensor:
@@ -186,7 +192,7 @@ def masked_select(self, mask) -> Tensor:
 def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """The `k` largest (smallest) values along `dim` and their indices, largest first."""
     order = self.argsort(axis=dim, descending=largest, stable=True)
-    indices = order[(slice(None),) * normalize_axis(dim, self.ndim) + (slice(0, k),)]
+    indices = order[_at(self, dim, slice(0, k))]
     return ValuesIndices(take_along_axis(self, indices, dim), indices)
 
 
@@ -194,7 +200,7 @@ def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
     """The `k`-th smallest value along `dim` (from 1) and its index."""
     axis = normalize_axis(dim, self.ndim)
     order = self.argsort(axis=axis, stable=True)
-    indices = order[(slice(None),) * axis + (slice(k - 1, k),)]
+    indices = order[_at(self, axis, slice(k - 1, k))]
     values = take_along_axis(self, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
@@ -308,12 +314,11 @@ def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
 
 
 def select_scatter(self, src, dim: int, index: int) -> Tensor:
-    return self.index_put((slice(None),) * normalize_axis(dim, self.ndim) + (index,), src)
+    return self.index_put(_at(self, dim, index), src)
 
 
 def slice_scatter(self, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
-    key = (slice(None),) * normalize_axis(dim, self.ndim) + (slice(start, end, step),)
-    return self.index_put(key, src)
+    return self.index_put(_at(self, dim, slice(start, end, step)), src)
 
 
 def masked_scatter(self, mask, source) -> Tensor:
