@@ -97,6 +97,8 @@ def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
 
 def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """At most `chunks` pieces of ``ceil(n / chunks)`` along `dim` (torch's ``chunk``)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     n = self.shape[normalize_axis(dim, self.ndim)]
     return split(self, max(1, math.ceil(n / chunks)), dim)
 
@@ -191,6 +193,7 @@ def masked_select(self, mask) -> Tensor:
 
 def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """The `k` largest (smallest) values along `dim` and their indices, largest first."""
+    _check_k("topk", k, 0, self.shape[normalize_axis(dim, self.ndim)])
     order = self.argsort(axis=dim, descending=largest, stable=True)
     indices = order[_at(self, dim, slice(0, k))]
     return ValuesIndices(take_along_axis(self, indices, dim), indices)
@@ -199,12 +202,18 @@ def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True)
 def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
     """The `k`-th smallest value along `dim` (from 1) and its index."""
     axis = normalize_axis(dim, self.ndim)
+    _check_k("kthvalue", k, 1, self.shape[axis])
     order = self.argsort(axis=axis, stable=True)
     indices = order[_at(self, axis, slice(k - 1, k))]
     values = take_along_axis(self, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
     return ValuesIndices(values, indices)
+
+
+def _check_k(name: str, k: int, low: int, n: int) -> None:
+    if not low <= k <= n:
+        raise ValueError(f"{name}: k = {k} is outside {low}..{n}, the axis' length {n}")
 
 
 def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -285,6 +294,9 @@ def unfold(self, dimension: int, size: int, step: int) -> Tensor:
     """The windows of `size` every `step` along `dimension`, that axis counting windows
     and a new last axis running through each (torch's ``unfold``)."""
     dim = normalize_axis(dimension, self.ndim)
+    if not 0 <= size <= self.shape[dim] or step <= 0:
+        raise ValueError(f"unfold: size {size} must be in 0..{self.shape[dim]} (the axis' "
+                         f"length) and step {step} positive")
     starts = np.arange(0, self.shape[dim] - size + 1, step)
     windows = self.take(starts[:, None] + np.arange(size), axis=dim)
     return windows.moveaxis(dim + 1, -1)

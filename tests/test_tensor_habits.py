@@ -399,6 +399,13 @@ def test_torch_queries_and_constructors():
         x.view(ng.int64)
     with pytest.raises(ValueError, match="at most 2 dimensions"):
         ng.tensor(np.zeros((2, 2, 2))).t()
+    for call, message in [(lambda: x.topk(5), "topk: k = 5 is outside 0..4"),
+                          (lambda: x.kthvalue(0), "kthvalue: k = 0 is outside 1..4"),
+                          (lambda: x.chunk(0), "chunks must be positive"),
+                          (lambda: x.unfold(1, 5, 1), "unfold: size 5"),
+                          (lambda: x.unfold(1, 2, 0), "step 0 positive")]:
+        with pytest.raises(ValueError, match=message):
+            call()
 
 
 @pytest.mark.parametrize("call", [
