@@ -59,6 +59,10 @@ class Primitive:
     #: rounded (`numgrad.lazy.AT_ONCE`): not where float32's result is not float64's
     #: rounded (nextafter's neighbour)
     float32_at_once: bool = True
+    #: (CPU) compiled once as a function that kernels call (`numgrad.kernels.rows`),
+    #: not inlined: long code that does not vectorize, whose inlining cost every kernel
+    #: that used it 0.3-2 s of compiling
+    called: bool = False
     #: (low, high) of the inputs a test should draw, for the op-table test matrix
     domain: tuple[float, float] = (-2.0, 2.0)
     #: a ternary row whose first operand is a boolean condition (`where`), the others
@@ -351,12 +355,12 @@ TABLE: Table = Table({p.name: p for p in [
       special_math.per_element(math.lgamma, "lgamma"), floating=True, domain=(0.2, 4.0)),
     P("digamma", UNARY, special_math.DIGAMMA, lambda g, out, x, _: (g * x.polygamma(1),),
       special_math.numpy_form(special_math.DIGAMMA, "digamma"), floating=True,
-      domain=(0.2, 4.0)),
+      domain=(0.2, 4.0), called=True),
     # polygamma(n, x): the order n is floored; n carries no gradient (piecewise constant)
     P("polygamma", BINARY, special_math.POLYGAMMA,
       lambda g, out, n, x, _: (g.zeros_like(), g * x.polygamma(n + 1)),
       special_math.numpy_form(special_math.POLYGAMMA, "polygamma", 2), floating=True,
-      domain=(0.5, 3.5)),
+      domain=(0.5, 3.5), called=True),
     # modified Bessel functions of orders 0 and 1, and exp(-|x|) times them
     *[P(name, UNARY, expr, vjp, special_math.numpy_form(expr, name), floating=True,
         domain=(-4.0, 4.0)) for name, expr, vjp in [
@@ -365,13 +369,13 @@ TABLE: Table = Table({p.name: p for p in [
         ("i1e", bessel_math.I1E, bessel_math.i1e_vjp)]],
     # the regularized incomplete gamma functions P(a, x) and Q(a, x): no gradient for a
     *[P(name, BINARY, expr, vjp, special_math.numpy_form(expr, name, 2), floating=True,
-        domain=(0.5, 3.5)) for name, expr, vjp in [
+        domain=(0.5, 3.5), called=True) for name, expr, vjp in [
         ("gammainc", gammainc_math.GAMMAINC, gammainc_math.gammainc_vjp),
         ("gammaincc", gammainc_math.GAMMAINCC, gammainc_math.gammaincc_vjp)]],
     # the regularized incomplete beta function I_x(a, b): no gradient for a and b
     P("betainc", TERNARY, betainc_math.BETAINC, betainc_math.betainc_vjp,
       special_math.numpy_form(betainc_math.BETAINC, "betainc", 3), floating=True,
-      domain=(0.25, 0.75)),
+      domain=(0.25, 0.75), called=True),
     # ---- elementwise binary -----------------------------------------------------
     P("add", BINARY, "x + y", lambda g, out, x, y, _: (g, g), np.add),
     P("subtract", BINARY, "x - y", lambda g, out, x, y, _: (g, -g), np.subtract),
@@ -448,7 +452,7 @@ TABLE: Table = Table({p.name: p for p in [
     # The neighbour of x toward y: a step of one spacing, so d/dx is 1 and d/dy is 0 (the
     # result moves only where y crosses x).
     P("nextafter", BINARY, NEXTAFTER, lambda g, out, x, y, _: (g, g.zeros_like()),
-      np.nextafter, floating=True, float32_at_once=False),
+      np.nextafter, floating=True, float32_at_once=False, called=True),
     # H(x) with H(0) = y (NumPy's heaviside): the gradient goes to y where x is 0
     P("heaviside", BINARY, "x if x != x else (0.0 if x < 0 else (1.0 if x > 0 else y))",
       lambda g, out, x, y, _: (g.zeros_like(), g.where(x == 0, 0)), np.heaviside,

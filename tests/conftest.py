@@ -58,10 +58,32 @@ def replay_mode(request):
     prepared.UNROLL_AT = default
 
 
-def pytest_terminal_summary(terminalreporter):
-    """Report the suite's compile bill: kernels compiled vs loaded from the disk cache."""
+def _bill() -> list[int]:
+    """This process's kernels compiled, loaded from the disk cache and launched."""
     from numgrad.engine.counters import total
 
+    return [total.kernels_compiled, total.disk_hits, total.kernels_launched]
+
+
+#: the bills of pytest-xdist's workers (``-n``), as each finishes
+_worker_bills: list[list[int]] = []
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker sends its compile bill to the controller."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["numgrad_bill"] = _bill()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _worker_bills.append(node.workeroutput.get("numgrad_bill", [0, 0, 0]))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Report the suite's compile bill (every worker's, under ``-n``): kernels compiled
+    vs loaded from the disk cache."""
+    compiled, disk, launched = map(sum, zip(_bill(), *_worker_bills))
     terminalreporter.write_line(
-        f"numgrad kernels: {total.kernels_compiled} compiled, {total.disk_hits} loaded from "
-        f"the disk cache, {total.kernels_launched} launched")
+        f"numgrad kernels: {compiled} compiled, {disk} loaded from the disk cache, "
+        f"{launched} launched")

@@ -55,7 +55,7 @@ def params(values: list, quick: list) -> list:
             for v in values]
 
 
-@pytest.fixture(params=SMALL, ids=lambda d: d.__name__)
+@pytest.fixture(params=params(SMALL, [np.int8]), ids=lambda d: d.__name__)
 def dtype(request):
     return request.param
 

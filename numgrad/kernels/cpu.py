@@ -21,7 +21,7 @@ os.environ.update({k: v for k, v in OPENMP_DEFAULTS.items() if k not in os.envir
 import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402
 
-from numgrad.kernels import interpreter, jit, vecmath, vector_width  # noqa: E402
+from numgrad.kernels import interpreter, jit, rows, vecmath, vector_width  # noqa: E402
 from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 from numgrad.ops import TABLE  # noqa: E402
@@ -29,8 +29,10 @@ from numgrad.ops import TABLE  # noqa: E402
 #: ``NUMGRAD_MATH=libm`` calls libm for exp, log, sin, tanh, ... (scalar code); by default
 #: kernels use `numgrad.kernels.vecmath`, branch-free code that LLVM vectorizes.
 VECTOR_MATH = os.environ.get("NUMGRAD_MATH", "vector") != "libm"
-#: this target in kernel cache keys (the math library changes the machine code)
+#: this target's name in `numgrad.explain`
 key = "cpu" if VECTOR_MATH else "cpu-libm"
+#: the rows whose kernels call `vecmath` (none with libm), and how
+VECTOR_EXPRS = vecmath.EXPRS if VECTOR_MATH else {}
 
 #: Waking Numba's threads for a parallel launch costs about this many ns here: they
 #: sleep between launches (``OMP_WAIT_POLICY=PASSIVE``, which numgrad sets so that they
@@ -82,7 +84,7 @@ def _element_ns(program: Program) -> float:
     for (name, *_), dtype in zip(program.code, program.dtypes):
         if name in ("in", "gather"):
             ns += BYTE_NS * np.dtype(dtype).itemsize
-        elif name in _Loops.exprs:
+        elif name in VECTOR_EXPRS:
             ns += VECTOR_NS
         elif name not in ("arg", "cast"):
             ns += CALL_NS if "math." in TABLE[name].expr else OP_NS
@@ -91,7 +93,7 @@ def _element_ns(program: Program) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _calls_vecmath(program: Program) -> bool:
-    return any(name in _Loops.exprs for name, *_ in program.code + program.epilogue)
+    return any(name in VECTOR_EXPRS for name, *_ in program.code + program.epilogue)
 
 
 def variant(program: Program, shape: tuple[int, ...]) -> Loops:
@@ -110,8 +112,16 @@ def variant(program: Program, shape: tuple[int, ...]) -> Loops:
 def kernel(program: Program, variant: Loops):
     if variant.interpreted:
         return interpreter.kernel(program, interpreter.ARRAYS)
-    return jit.kernel((program, variant, key, vector_width.BITS),
+    return jit.kernel((program, variant, _math(program, variant), vector_width.BITS),
                       lambda: render(program, variant))
+
+
+def _math(program: Program, variant: Loops) -> str:
+    """The math library in the kernel's cache key: ``"vector"`` where it calls `vecmath`,
+    else ``"libm"`` (a kernel that calls none of vecmath's functions has the same code
+    under ``NUMGRAD_MATH=libm``, and shares its cache entry)."""
+    return "vector" if VECTOR_MATH and not variant.scalar and _calls_vecmath(program) \
+        else "libm"
 
 
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
@@ -145,19 +155,22 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
     is cut into chunks reduced in parallel.
     """
     parallel = variant.parallel
-    vector = VECTOR_MATH and not variant.scalar
+    vector = _math(program, variant) == "vector"
+    calls = {name: call for name, *_ in program.code + program.epilogue
+             if name in TABLE and (call := rows.call(name))}
     outs, ins, args = Skeleton.parameters(program)
     lines = [
         "import math",
         "import numba",
         "import numpy as np",
         *([vecmath.HEADER] if vector else []),
+        *([rows.HEADER] if calls else []),
         "",
         "",
         f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
-    loops = _Loops(program, lines, variant.lanes, vector)
+    loops = _Loops(program, lines, variant.lanes, {**(VECTOR_EXPRS if vector else {}), **calls})
     if not program.reduce:
         loops.elementwise(parallel)
     elif program.reduce_outer:
@@ -172,19 +185,15 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
 class _Loops(Skeleton):
     """Numba loops: ``range`` or ``numba.prange`` nests over `shape`."""
 
-    exprs = vecmath.EXPRS if VECTOR_MATH else {}
-
     def elementwise(self, parallel: bool) -> None:
         for d in range(self.k):
             loop = "numba.prange" if parallel and d == 0 else "range"
             self.line(d, f"for i{d} in {loop}(shape[{d}]):")
         self.body(self.k)
 
-    def __init__(self, program: Program, lines: list[str], lanes: bool, vector: bool):
+    def __init__(self, program: Program, lines: list[str], lanes: bool, exprs: dict):
         super().__init__(program, lines)
-        self.lanes = lanes
-        if not vector:
-            self.exprs = {}  # libm: the table's own expressions
+        self.lanes, self.exprs = lanes, exprs
 
     def fold(self, depth: int, start: str, stop: str) -> None:
         """The reduced loops (the first from `start` to `stop`) folding the code into
