@@ -36,8 +36,14 @@ def test_the_called_rows_are_the_long_ones_that_do_not_vectorize():
                       "polygamma"]
 
 
-@pytest.mark.parametrize("dtype", ["float64", pytest.param("float32", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("name", CALLED)
+#: the rows whose inlined kernels compile in under a second, run by README's command
+#: in float64 (the others, and float32, under ``-m slow``)
+QUICK = ("digamma", "nextafter", "polygamma")
+
+
+@pytest.mark.parametrize("name, dtype", [
+    pytest.param(name, dtype, marks=[] if name in QUICK and dtype == "float64"
+                 else [pytest.mark.slow]) for name in CALLED for dtype in ("float64", "float32")])
 def test_a_called_row_gives_the_inlined_rows_values_bit_for_bit(name, dtype, monkeypatch,
                                                                   tmp_path, numba_cpu):
     operands = _operands(name, dtype)
