@@ -9,12 +9,10 @@ import pytest
 import numgrad as ng
 from numgrad.kernels import cache, cpu, rows
 from numgrad.kernels.codegen import Program
-from numgrad.ops import TABLE
+from numgrad.ops import BINARY, TABLE, TERNARY, UNARY
 
 CALLED = sorted(name for name, row in TABLE.items() if row.called)
-
-
-ARITY = {"unary": 1, "binary": 2, "ternary": 3}
+ARITY = {UNARY: 1, BINARY: 2, TERNARY: 3}
 
 
 def _operands(name: str, dtype: str) -> list[np.ndarray]:
@@ -81,15 +79,23 @@ def test_a_second_kernel_calling_a_row_compiles_only_itself(monkeypatch, tmp_pat
 
 def test_a_kernel_without_vector_math_has_one_cache_entry_for_both_math_libraries(
         monkeypatch):
+    # (The cache file's name hashes the kernel's key, which names no math library, and
+    # its source: the same source under both is one file.)
     def program(name: str) -> Program:
         return Program(code=(("in", 0), (name, 0)), dtypes=("float64", "float64"),
                        stores=(1,), in_dtypes=("float64",), arg_dtypes=())
 
-    assert cpu._math(program("exp"), cpu.SERIAL) == "vector"
-    assert cpu._math(program("exp"), cpu.SCALAR) == "libm"  # (one element: libm's code)
-    assert cpu._math(program("negative"), cpu.SERIAL) == "libm"
-    vector_source = cpu.render(program("negative"))
-    monkeypatch.setattr(cpu, "VECTOR_MATH", False)  # NUMGRAD_MATH=libm
-    monkeypatch.setattr(cpu, "VECTOR_EXPRS", {})
-    assert cpu._math(program("exp"), cpu.SERIAL) == "libm"
-    assert cpu.render(program("negative")) == vector_source  # (the same code)
+    def render_under(vector: bool, name: str, variant=cpu.SERIAL) -> str:
+        monkeypatch.setattr(cpu, "VECTOR_MATH", vector)  # False: NUMGRAD_MATH=libm
+        monkeypatch.setattr(cpu, "VECTOR_EXPRS", cpu.vecmath.EXPRS if vector else {})
+        cpu._calls_vecmath.cache_clear()  # (it remembers its answers per program)
+        try:
+            return cpu.render(program(name), variant)
+        finally:
+            cpu._calls_vecmath.cache_clear()
+
+    assert "vm.exp(" in render_under(True, "exp")
+    assert "vecmath" not in render_under(True, "exp", cpu.SCALAR)  # (one element: libm)
+    assert "vecmath" not in render_under(True, "negative")
+    assert render_under(False, "exp") != render_under(True, "exp")
+    assert render_under(False, "negative") == render_under(True, "negative")  # (the same)

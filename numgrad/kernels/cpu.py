@@ -112,16 +112,11 @@ def variant(program: Program, shape: tuple[int, ...]) -> Loops:
 def kernel(program: Program, variant: Loops):
     if variant.interpreted:
         return interpreter.kernel(program, interpreter.ARRAYS)
-    return jit.kernel((program, variant, _math(program, variant), vector_width.BITS),
+    # (No math library in the key: a process has one, and the cache file's name hashes
+    # the source too, so a kernel that calls no vector math, the same source under
+    # NUMGRAD_MATH=libm, has one file for both.)
+    return jit.kernel((program, variant, "cpu", vector_width.BITS),
                       lambda: render(program, variant))
-
-
-def _math(program: Program, variant: Loops) -> str:
-    """The math library in the kernel's cache key: ``"vector"`` where it calls `vecmath`,
-    else ``"libm"`` (a kernel that calls none of vecmath's functions has the same code
-    under ``NUMGRAD_MATH=libm``, and shares its cache entry)."""
-    return "vector" if VECTOR_MATH and not variant.scalar and _calls_vecmath(program) \
-        else "libm"
 
 
 def launch(kernel, variant: Loops, outs, shape, inputs, args) -> str:
@@ -155,7 +150,7 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
     is cut into chunks reduced in parallel.
     """
     parallel = variant.parallel
-    vector = _math(program, variant) == "vector"
+    vector = VECTOR_MATH and not variant.scalar and _calls_vecmath(program)
     calls = {name: call for name, *_ in program.code + program.epilogue
              if name in TABLE and (call := rows.call(name))}
     outs, ins, args = Skeleton.parameters(program)
