@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from numgrad import functional
+from numgrad.autograd import collector
 from numgrad.autograd import grad as grad_of_tensors
 from numgrad.autograd.grad_mode import enable_grad
 from numgrad.tensor import Tensor
@@ -134,6 +135,7 @@ def _transform(f: Callable, argnum: Argnum, name: str, value: bool, summed: bool
     argnums = tuple(int(a) for a in argnum) if several else (int(argnum),)
 
     @functools.wraps(f)
+    @collector.paused()  # (`f` too: its graph is most of the collector's work)
     def transformed(*given, **kwargs):
         _check_argnums(argnums, given, name)
         originals = [given[a] for a in argnums]

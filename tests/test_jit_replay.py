@@ -8,6 +8,7 @@ import sys
 
 import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
+import numba
 import numpy as np
 import pytest
 from hypothesis import given
@@ -18,6 +19,8 @@ from numgrad import lazy, primitives
 from numgrad.autograd.backward import run_backward
 from numgrad.engine.launch import run
 from numgrad.engine.schedule import schedule
+from numgrad.kernels import host
+from numgrad.plan import prepared as prepared_module
 
 # Prepared plans are for the CPU target's compiled kernels (the interpreter's and CUDA's
 # plans run step by step: the SPEC tests in test_jit.py cover those).
@@ -125,6 +128,35 @@ def test_views_of_the_plans_own_buffers_are_made_once():
         want = f(x).numpy()
     assert_allclose(got.numpy(), want, rtol=RTOL)
     assert rec.kernels_compiled == 0 and rec.kernels_launched == eager.kernels_launched
+
+
+_VIEWS = {  # views a launch makes of its inputs, as the CPU target makes them
+    "reshape": (lambda a: host.reshape(a, (6, 4)), "reshape"),
+    "rows broadcast": (lambda a: host.expand(a[:1], (5, 6)), "window"),
+    "columns broadcast": (lambda a: host.expand(a[:, :1], (4, 3)), "window"),
+    "transposed": (lambda a: host.permute(a, (1, 0)), "window"),
+    "a window": (lambda a: a[1:3, 2:5], "window"),
+    "reversed": (lambda a: a[::-1, ::2], "window"),
+    "a broadcast of a broadcast":
+        (lambda a: host.permute(host.expand(a[:, :1], (4, 6)), (1, 0)), "window"),
+    "the same": (lambda a: a, "same"),
+}
+
+
+@pytest.mark.parametrize("make, how", list(_VIEWS.values()), ids=list(_VIEWS))
+def test_a_prepared_view_is_the_view_an_eager_launch_makes(make, how):
+    """A prepared plan makes a launch's view of a new array from what it learnt of the
+    first (`prepared._spec`): the same elements, strides, flags and Numba type, which
+    its compiled kernel is called with unchecked."""
+    first, again = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    spec = prepared_module._spec(make(first), first)
+    assert spec[3] == how
+    made, want = prepared_module._view(host, again, spec), make(again)
+    assert made.shape == want.shape and made.strides == want.strides
+    assert np.array_equal(made, want)
+    assert {f: made.flags[f] for f in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE")} == \
+        {f: want.flags[f] for f in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE")}
+    assert numba.typeof(made) == numba.typeof(want)
 
 
 def test_matmuls_run_between_launches():

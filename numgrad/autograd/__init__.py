@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numgrad
 from numgrad import engine
+from numgrad.autograd import collector
 from numgrad.autograd.backward import run_backward
 from numgrad.autograd.function import Function, FunctionCtx
 from numgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -14,6 +15,7 @@ __all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_gra
            "no_grad", "set_grad_enabled"]
 
 
+@collector.paused()
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """Add the gradients of `tensors` into the ``.grad`` of the leaves they depend on.
@@ -60,6 +62,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     step_plans.remember(segment, [(t, t._grad) for t in touched], structural)
 
 
+@collector.paused()
 def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False,
          materialize_grads: bool = False, is_grads_batched: bool = False, *,
