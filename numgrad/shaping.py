@@ -11,8 +11,10 @@ Elements are read in a new order in one of three ways, each where it is cheapest
   repeats, tile);
 - negative-step slices, which are views (flips).
 
-A roll is a primitive of its own: one copy (two slices per axis), no index array to
-check or upload, and its gradient is the roll back, where a gather's is a scatter-add.
+A roll is a primitive of its own: an elementwise kernel reads it at shifted indices
+(`numgrad.kernels.codegen.Program.in_rolled`), anything else reads one copy (two slices
+per axis); no index array to check or upload, and its gradient is the roll back, where a
+gather's is a scatter-add.
 """
 
 from __future__ import annotations

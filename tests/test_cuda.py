@@ -289,3 +289,16 @@ def test_a_jitted_training_step_on_cuda_equals_eager_steps():
         np.testing.assert_allclose(step(x).item(), eager(x).item(), rtol=RTOL)
     np.testing.assert_allclose(w_jit.numpy(), w_eager.numpy(), rtol=RTOL)
     assert step.traces == 2 and w_jit.device == "cuda"
+
+
+def test_a_stencil_sweep_reads_its_input_rolled_on_the_device():
+    a = rand((4, 5))
+    x = ng.tensor(a, device="cuda").realize()
+
+    def sweep(xp, u):
+        return u + 0.2 * (xp.roll(u, 1, 0) + xp.roll(u, -2, 1) - 2 * u)
+    sweep(ng, x).numpy()  # compile
+    with ng.engine.record() as rec:
+        got = sweep(ng, x).numpy()
+    assert rec.kernels_launched == 1
+    np.testing.assert_allclose(got, sweep(np, a), rtol=RTOL)

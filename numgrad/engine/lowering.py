@@ -14,10 +14,9 @@ import os
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from numgrad.dtypes import NAMES as _DTYPE_NAMES
-from numgrad.engine.steps import Launch, Read
+from numgrad.engine.reads import gather_key, index_upload, rolled_read, view_key
+from numgrad.engine.steps import Call, Launch, Read
 from numgrad.kernels.codegen import Program
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CAST, ELEMENTWISE, REDUCE, TABLE
@@ -38,26 +37,6 @@ MAX_KERNEL_ARRAYS = 32
 #: docs/design.md). Shorter loops gain nothing from vectors and keep merging.
 VECTOR_MATH_ARRAYS, VECTOR_MATH_COST, VECTOR_MATH_FROM = 20, 8, 64
 INLINE = object()  # root_of marker: computed inside every kernel that uses it
-
-
-def is_unit_reshape(buf: LazyBuffer) -> bool:
-    """A reshape that only adds or drops length-1 axes: the same elements in order."""
-    return buf.op.name == "reshape" and (
-        [d for d in buf.shape if d != 1] == [d for d in buf.srcs[0].shape if d != 1])
-
-
-def view_key(views: tuple[LazyBuffer, ...]) -> tuple:
-    """What a chain of movements does (not which nodes recorded it): reads of one
-    buffer through equal views are one input."""
-    return tuple((v.op.name, v.arg) for v in views)
-
-
-def gather_key(buf: LazyBuffer) -> tuple | None:
-    """The index arrays of ``x[i, j, ...]`` (one integer array per axis), else None."""
-    key = buf.arg if buf.op.name == "index" else None
-    if not key or len(key) != len(buf.srcs[0].shape):  # x[()] of a 0-d x is a view
-        return None
-    return key if all(getattr(k, "dtype", None) is not None for k in key) else None
 
 
 @dataclass(eq=False)
@@ -208,9 +187,24 @@ class Kernel:
             moved[pos] = emitted[(ins, dtype)]
         return moved
 
-    def freeze(self, slot: Callable[[LazyBuffer], int]) -> Launch:
-        """This kernel as a frozen step; `slot` numbers each buffer it touches."""
+    def freeze(self, slot: Callable[[LazyBuffer], int]) -> list[Launch | Call]:
+        """This kernel as frozen steps; `slot` numbers each buffer it touches. An
+        elementwise kernel reads an input through one roll rolled (`rolled_read`);
+        another roll is a step of its own before the launch (a copy, the backend's
+        ``roll``), and other movements are views the launch makes."""
         loop, reduced = self.loop_shape, self.reduced_axes
+        steps, reads, rolled = [], [], []
+        for buf, views, late in zip(self.inputs, self.views, self.in_epilogue):
+            shifts = () if self.reduce or late else rolled_read(views, loop)
+            copied = next((i for i, v in enumerate(views) if v.op.name == "roll"), None)
+            if shifts:
+                views = ()
+            elif copied is not None:  # (below it, nothing: a roll reads a computed buffer)
+                roll, views = views[copied], views[:copied]
+                steps.append(Call("roll", (slot(buf),), roll.arg, slot(roll)))
+                buf = roll
+            rolled.append(shifts)
+            reads.append(Read(slot(buf), view_key(views)))
         program = Program(
             code=tuple(self.code),
             dtypes=tuple(self.dtypes),
@@ -225,11 +219,10 @@ class Kernel:
             table_dtypes=tuple(_DTYPE_NAMES[t.dtype] for t in self.tables),
             kept_rank=len(loop) - len(reduced),
             reduced_rank=len(reduced),
+            in_rolled=tuple(rolled) if any(rolled) else (),
         )
-        inputs = tuple(Read(slot(buf), view_key(views))
-                       for buf, views in zip(self.inputs, self.views))
-        return Launch(program, loop, reduced, tuple(map(slot, self.outputs)), inputs,
-                      tuple(map(slot, self.tables)), tuple(self.args))
+        return steps + [Launch(program, loop, reduced, tuple(map(slot, self.outputs)),
+                               tuple(reads), tuple(map(slot, self.tables)), tuple(self.args))]
 
     def irregular_reads(self) -> set[int]:
         """The buffers (by id) read here other than at the loop's own index in the
@@ -433,8 +426,8 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
         if key in position:
             continue
         place = None if buf.is_realized else root_of[id(buf)]
-        here = place is root or place is INLINE or \
-            place is not None and FUSION and id(place) in cheap_roots
+        here = place is root or place is INLINE or place is not None and FUSION and \
+            id(place) in cheap_roots and not any(v.op.name == "roll" for v in views)
         if buf.is_const and not buf.is_realized:
             emit(key, buf.dtype, ("arg", kernel.arg(buf)))
         elif here and buf.op.kind == REDUCE and buf is not start:
@@ -446,7 +439,7 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
             # The table is read whole; the index arrays are inputs like any other.
             table = buf.srcs[0]
             kernel.tables.append(table)
-            indices = [load(_index_upload(buf, axis, n, table.device), views, (id(k), key))
+            indices = [load(index_upload(buf, axis, n, table.device), views, (id(k), key))
                        for axis, (k, n) in enumerate(zip(buf.arg, table.shape))]
             emit(key, buf.dtype, ("gather", len(kernel.tables) - 1, *indices))
         elif buf.op.kind not in ELEMENTWISE:  # a fused movement: read through it
@@ -467,32 +460,3 @@ def _gather(kernel: Kernel, start: LazyBuffer, root_of, root: LazyBuffer,
             name = "cast" if buf.op.kind == CAST else buf.op.name
             emit(key, buf.dtype, (name, *(position[(id(s), key[1])] for s in buf.srcs)))
     return position[(id(start), ())]
-
-
-def _index_upload(gather: LazyBuffer, axis: int, n: int, device) -> LazyBuffer:
-    """The index of `gather` (``x[i, j, ...]``) along `axis` (of length `n`), as an
-    unrealized ``load`` of the gather's shape whose argument says so: the schedule
-    uploads it, negative indices wrapped (`wrapped_index`), and broadcasts it to that
-    shape when it runs (`Schedule.uploads`)."""
-    return LazyBuffer(TABLE["load"], (), (gather, axis, n), gather.shape, _INDEX_DTYPE, device)
-
-
-def wrapped_index(index: np.ndarray, n: int) -> np.ndarray:
-    """`index` (a key's array: never changed) into an axis of length `n`, negative
-    indices wrapped, as a C-contiguous int64 array: `index` itself where it is one with
-    no negative index (class labels: no copy, and a step plan finds the key's array
-    in its upload, `numgrad.plan.step_plans`), else a new array."""
-    if plain_index(index):
-        return index
-    wrapped = index.astype(_INDEX_DTYPE)
-    return np.add(wrapped, n, out=wrapped, where=wrapped < 0)
-
-
-def plain_index(index: np.ndarray) -> bool:
-    """Whether `index` is uploaded as it is (`wrapped_index`): C-contiguous int64, with
-    no negative index."""
-    return index.dtype == _INDEX_DTYPE and index.flags.c_contiguous and \
-        (not index.size or index.item(index.argmin()) >= 0)  # (a quarter of min()'s cost)
-
-
-_INDEX_DTYPE = np.dtype(np.int64)

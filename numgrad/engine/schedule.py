@@ -30,11 +30,9 @@ from numgrad.engine.lowering import (
     Kernel,
     arrays,
     build_kernel,
-    gather_key,
-    is_unit_reshape,
     merge_siblings,
-    wrapped_index,
 )
+from numgrad.engine.reads import gather_key, is_unit_reshape, wrapped_index
 from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, MOVEMENT, REDUCE
@@ -56,8 +54,8 @@ FINAL_MAX_KERNEL_OPS = 4096
 def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
     """Whether `buf` can be computed inside a kernel."""
     kind = buf.op.kind
-    if kind in ELEMENTWISE or kind == REDUCE or is_unit_reshape(buf):
-        return True
+    if kind in ELEMENTWISE or kind == REDUCE or is_unit_reshape(buf) or buf.op.name == "roll":
+        return True  # (a roll: its reader reads its source rolled, `Program.in_rolled`)
     if buf.op.name in ("expand", "permute"):
         # Computed per element of the result: only cheap sources, never a buffer; but
         # an expand that adds axes to a computed value is read through, as a unit
@@ -222,7 +220,7 @@ def _freeze(items: list[Kernel | LazyBuffer]):
             slot_of[id(buf)] = len(bufs)
             if buf.is_realized:
                 sources.append(len(bufs))
-            elif buf.op.name == "load":  # a gather index (`lowering._index_upload`)
+            elif buf.op.name == "load":  # a gather index (`reads.index_upload`)
                 gather, axis, n = buf.arg
                 uploads.append((len(bufs), wrapped_index(gather.arg[axis], n)))
                 gathers.append(buf.arg)
@@ -230,12 +228,17 @@ def _freeze(items: list[Kernel | LazyBuffer]):
         return slot_of[id(buf)]
 
     steps, constants = [], []
+    copied: set[int] = set()  # the slots of rolls copied so far (`Kernel.freeze`)
     for item in items:
-        constants.append(item.arg_nodes if isinstance(item, Kernel) else
-                         [item] if item.is_const or holds_array(item.arg) else [])
         if isinstance(item, Kernel):
-            steps.append(item.freeze(slot))
-        elif item.is_const:  # a constant needed as an array: a broadcast scalar
+            *copies, launch = item.freeze(slot)
+            copies = [c for c in copies if c.output not in copied]
+            copied.update(c.output for c in copies)
+            steps += [*copies, launch]
+            constants += [[]] * len(copies) + [item.arg_nodes]
+            continue
+        constants.append([item] if item.is_const or holds_array(item.arg) else [])
+        if item.is_const:  # a constant needed as an array: a broadcast scalar
             steps.append(Call("full", (), item.arg, slot(item)))
         elif item.op.kind == LIBRARY:
             steps.append(Call("library", tuple(map(slot, item.srcs)), (item.op, item.arg),
@@ -254,8 +257,10 @@ def _place(buf, users, wanted, root_of, has_reduce, weight, size, max_ops):
     if not _fusible(buf, weight):
         return "not fusible"
     # Consumers that need `buf` as an array: unfusible ones, movements run by the
-    # backend, and gathers (which read their table whole).
+    # backend, gathers (which read their table whole) and rolls (which read it at
+    # other places than their own).
     blocking = [u for u in users if not _fusible(u, weight) or gather_key(u) is not None or
+                u.op.name == "roll" or
                 root_of[id(u)] is u and u.op.kind not in ELEMENTWISE and u.op.kind != REDUCE]
     if blocking:
         return "consumed by " + ", ".join(sorted({u.op.name for u in blocking}))

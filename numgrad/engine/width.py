@@ -17,7 +17,8 @@ kernels that each add about 30 terms to the partial sum before them, one program
 
 from __future__ import annotations
 
-from numgrad.engine.lowering import Kernel, gather_key, is_piece
+from numgrad.engine.lowering import Kernel, is_piece
+from numgrad.engine.reads import gather_key
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import ELEMENTWISE, REDUCE
 

@@ -59,6 +59,10 @@ class Program:
     #: passed with length 1 there and read at index 0, so that an input broadcast
     #: along rows (a bias) is still a C-contiguous array, whose loops LLVM vectorizes
     in_fixed: tuple[tuple[int, ...], ...] = ()
+    #: per input, ((loop dimension, shift), ...): it is read rolled there, as NumPy's
+    #: ``roll`` by `shift` would give it (the element at ``(i - shift) mod length``),
+    #: a roll fused into its reader (``|shift|`` below the length)
+    in_rolled: tuple[tuple[tuple[int, int], ...], ...] = ()
     #: the hash, computed once: programs key the kernel caches at every launch
     _hash: int = field(init=False, repr=False, compare=False)
 
@@ -105,9 +109,25 @@ def _substitute(expr: str, names: dict[str, str]) -> str:
 
 def read_index(program: Program, i: int, index: list[str]) -> str:
     """The index at which input `i` is read, given the loop's (`index`, per dimension):
-    0 along the dimensions it does not vary in (`Program.in_fixed`)."""
+    0 along the dimensions it does not vary in (`Program.in_fixed`), shifted with
+    wrap-around along those it is read rolled along (`Program.in_rolled`)."""
     fixed = program.fixed_dims(i)
-    return ", ".join("0" if d in fixed else name for d, name in enumerate(index))
+    rolled = dict(program.in_rolled[i]) if program.in_rolled else {}
+    return ", ".join("0" if d in fixed else rolled_index(d, rolled[d]) if d in rolled
+                     else name for d, name in enumerate(index))
+
+
+def rolled_index(d: int, shift: int) -> str:
+    """The name of loop dimension `d`'s index less `shift`, wrapped (`wrapped_index`)."""
+    return f"r{d}_{'m' if shift < 0 else 'p'}{abs(shift)}"
+
+
+def wrapped_index(name: str, d: int, shift: int) -> str:
+    """Loop index `name` of dimension `d` less `shift`, wrapped into ``[0, shape[d])``
+    (``|shift|`` is below the length: one comparison, as arithmetic, not a branch)."""
+    if shift > 0:
+        return f"{name} - {shift} + shape[{d}] * ({name} < {shift})"
+    return f"{name} + {-shift} - shape[{d}] * ({name} + {-shift} >= shape[{d}])"
 
 
 #: Per integer type, the signed type a float converts to first, as NumPy's scalar casts
@@ -241,8 +261,19 @@ class Skeleton:
             self.line(depth, f"{prefix}{pos} = {value}")
         return f"{prefix}{len(code) - 1}"
 
-    def body(self, depth: int) -> None:
-        """The code at one point of the loop nest, storing its full-shape outputs."""
+    def shifted(self, depth: int, dims) -> None:
+        """The shifted indices of loop dimensions `dims` that rolled inputs read at
+        (`read_index`), each computed once."""
+        for d, shift in sorted({r for rolled in self.p.in_rolled for r in rolled}):
+            if d in dims:
+                index = wrapped_index(self.loop_index[d], d, shift)
+                self.line(depth, f"{rolled_index(d, shift)} = {index}")
+
+    def body(self, depth: int, shifted: bool = False) -> None:
+        """The code at one point of the loop nest, storing its full-shape outputs (and
+        computing the shifted indices first, unless the loops did: `shifted`)."""
+        if not shifted:
+            self.shifted(depth, range(len(self.loop_index)))
         self.code(depth, self.p.code, self.p.dtypes, self.loop_index, "v")
         for n, pos in enumerate(self.p.stores):
             self.line(depth, f"out{n}[{self.full_index}] = v{pos}")

@@ -184,7 +184,8 @@ class _Loops(Skeleton):
         for d in range(self.k):
             loop = "numba.prange" if parallel and d == 0 else "range"
             self.line(d, f"for i{d} in {loop}(shape[{d}]):")
-        self.body(self.k)
+            self.shifted(d + 1, (d,))  # (out of the inner loops: they vectorize)
+        self.body(self.k, shifted=True)
 
     def __init__(self, program: Program, lines: list[str], lanes: bool, exprs: dict):
         super().__init__(program, lines)

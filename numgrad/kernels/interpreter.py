@@ -128,7 +128,7 @@ class _Arrays(Skeleton):
 
     def write(self) -> None:
         """The body, storing its outputs; then the reduction and its epilogue."""
-        self.body(0)
+        self.body(0, shifted=True)  # (no shifted indices: a rolled input is rolled whole)
         if self.p.reduce:
             # (The folded value may be a scalar, or broadcast along some dimensions.)
             folded = f"np.broadcast_to(v{self.p.folded}, shape)"
@@ -156,7 +156,12 @@ class _Arrays(Skeleton):
         if name == "arg":
             return f"arg{operands[0]}", self.p.arg_dtypes[operands[0]]
         if name == "in":
-            return f"in{operands[0]}[{', '.join(index)}]", self.p.in_dtypes[operands[0]]
+            read = f"in{operands[0]}[{', '.join(index)}]"
+            rolled = self.p.in_rolled[operands[0]] if self.p.in_rolled else ()
+            if rolled:  # (body inputs only: read whole)
+                dims, shifts = zip(*rolled)
+                read = f"np.roll({read}, {shifts}, {dims})"
+            return read, self.p.in_dtypes[operands[0]]
         if name == "acc":
             return "acc", self.p.acc_dtype
         if name == "gather":

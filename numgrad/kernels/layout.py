@@ -91,8 +91,17 @@ def _arrange(program: Program, loop, reduced, out_itemsizes, in_strides):
         operand_strides.append(tuple(full[d] for d in order))
     for s, late in zip(in_strides, program.in_epilogue):
         operand_strides.append(tuple(s) + padding if late else tuple(s[d] for d in order))
+    # Dimensions an input is read rolled along (`Program.in_rolled`) merge with none:
+    # a marker operand, ``d + 1`` there and 0 elsewhere, keeps them apart (no merge
+    # condition holds next to them) and says where each went.
+    rolled = {d for dims in program.in_rolled for d, _ in dims}
+    marker = [tuple(d + 1 if d in rolled else 0 for d in range(len(loop)))] if rolled else []
     shape, operand_strides, kept_rank = collapse(
-        tuple(loop[d] for d in order), operand_strides, len(kept))
+        tuple(loop[d] for d in order), operand_strides + marker, len(kept))
+    if rolled:
+        where = {x - 1: d for d, x in enumerate(operand_strides.pop()) if x}
+        program = replace(program, in_rolled=tuple(
+            tuple((where[d], shift) for d, shift in dims) for dims in program.in_rolled))
     # A reduction whose data is contiguous along a kept dimension (a column sum)
     # runs its reduced loops outermost.
     n_out = len(out_itemsizes)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from numgrad import plan as remembering
 from numgrad.arguments import Unhashable, hashable
-from numgrad.engine.lowering import wrapped_index
+from numgrad.engine.reads import wrapped_index
 from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST

@@ -18,7 +18,7 @@ from math import copysign
 
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.dtypes import python_scalar
-from numgrad.engine.lowering import plain_index
+from numgrad.engine.reads import plain_index
 from numgrad.engine.steps import Call, Schedule
 from numgrad.lazy import MOVES_FOLDED, LazyBuffer, at_once, fold
 from numgrad.ops import CONST, Primitive
@@ -78,7 +78,7 @@ class Stage:
     def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
         """`plan` with the constants and index arrays of the tape buffers `bufs`; None
         where an upload's would need wrapping or a copy
-        (`numgrad.engine.lowering.plain_index`)."""
+        (`numgrad.engine.reads.plain_index`)."""
         plan = self._indexed(bufs)
         if plan is None or not self.constants:
             return plan
