@@ -26,6 +26,20 @@ def test_a_cache_forgets_the_least_recently_used_entry_first():
     assert len(cache) == 0 and sorted(forgotten) == [("a", 1), ("b", 2), ("c", 3)]
 
 
+def test_a_cache_of_weighed_entries_forgets_until_it_weighs_its_capacity():
+    forgotten = []
+    cache = Cache("test weights", 10, lambda key, value: forgotten.append(key),
+                  weigh=lambda key, value: value)
+    for key, weight in (("a", 4), ("b", 3), ("c", 2)):
+        cache.put(key, weight)
+    assert cache.weight == 9 and not forgotten
+    cache.put("b", 5)  # b weighs 5 now: 11 in all, "a" goes
+    assert forgotten == ["a"] and cache.weight == 7
+    cache.put("d", 20)  # heavier than the capacity alone: kept, every other one goes
+    assert forgotten == ["a", "c", "b"] and cache.weight == 20 and len(cache) == 1
+    assert cache.pop("d") == 20 and cache.weight == 0
+
+
 def test_a_cache_keeps_none_and_false_as_entries():
     cache = Cache("test falsy", 4)
     cache.put("none", None)

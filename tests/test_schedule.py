@@ -365,7 +365,7 @@ def test_plans_that_let_go_of_their_arrays_allocate_afresh(monkeypatch, numba_cp
     # Only the HOLDING plans run last keep their arrays between runs: with one, two
     # loops in turn make each let go of its arrays and views at every step, and both
     # still compute their values (a plan's next run allocates and views afresh).
-    monkeypatch.setattr(prepared.HOLDING, "capacity", 1)
+    monkeypatch.setattr(prepared.HOLDING, "capacity", 1)  # (bytes: room for the newest)
     schedules.CACHE.clear()
     a, b = rng.standard_normal((2, 4, 5))
     for i in range(6):

@@ -15,17 +15,22 @@ _MISSING = object()
 
 
 class Cache:
-    """A map of at most `capacity` entries; adding one more forgets the least recently
-    used (passing it to `on_forget`, outside the cache's lock).
+    """A map of entries weighing `capacity` at most (each weighs `weigh(key, value)`,
+    1 by default: a number of entries); adding one that makes it heavier forgets the
+    least recently used (passing each to `on_forget`, outside the cache's lock), the
+    newest entry always kept.
 
     `hits`, `misses` and `forgotten` count lookups that found an entry, lookups that did
     not, and entries forgotten for room, since the cache was made.
     """
 
     def __init__(self, name: str, capacity: int,
-                 on_forget: Callable[[Hashable, Any], None] | None = None):
+                 on_forget: Callable[[Hashable, Any], None] | None = None,
+                 weigh: Callable[[Hashable, Any], int] | None = None):
         self.name, self.capacity, self.on_forget = name, capacity, on_forget
+        self.weigh = weigh or (lambda key, value: 1)
         self.hits = self.misses = self.forgotten = 0
+        self.weight = 0  # of the entries kept
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
         _ALL.add(self)
@@ -46,10 +51,15 @@ class Cache:
     def put(self, key: Hashable, value) -> None:
         """Keep `value` under `key`, as the most recently used entry."""
         with self._lock:
+            old = self._entries.pop(key, _MISSING)
+            if old is not _MISSING:
+                self.weight -= self.weigh(key, old)
             self._entries[key] = value
-            self._entries.move_to_end(key)
-            forgotten = [self._entries.popitem(last=False)
-                         for _ in range(len(self._entries) - self.capacity)]
+            self.weight += self.weigh(key, value)
+            forgotten = []
+            while self.weight > self.capacity and len(self._entries) > 1:
+                forgotten.append(self._entries.popitem(last=False))
+                self.weight -= self.weigh(*forgotten[-1])
             self.forgotten += len(forgotten)
         if self.on_forget is not None:
             for entry in forgotten:
@@ -58,12 +68,17 @@ class Cache:
     def pop(self, key: Hashable, default=None):
         """Remove the entry of `key` and return it (`default` if there is none)."""
         with self._lock:
-            return self._entries.pop(key, default)
+            value = self._entries.pop(key, _MISSING)
+            if value is _MISSING:
+                return default
+            self.weight -= self.weigh(key, value)
+            return value
 
     def clear(self) -> None:
         """Forget every entry (each passed to `on_forget`)."""
         with self._lock:
             entries, self._entries = list(self._entries.items()), OrderedDict()
+            self.weight = 0
         if self.on_forget is not None:
             for entry in entries:
                 self.on_forget(*entry)
