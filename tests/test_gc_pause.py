@@ -128,7 +128,14 @@ def test_numgrads_graphs_leave_no_cyclic_garbage():
     for call in calls:
         for _ in range(5):
             call(w)
-    assert gc.collect() == 0
+    gc.set_debug(gc.DEBUG_SAVEALL)  # (what it finds is kept in gc.garbage, to look at)
+    try:
+        gc.collect()
+        ours = [o for o in gc.garbage if type(o).__module__.startswith("numgrad")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not ours  # (other threads, xdist's own, may leave cycles of their own meanwhile)
 
 
 def test_the_environment_can_leave_the_collector_running():
