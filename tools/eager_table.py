@@ -32,17 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
 
 
-def _numgrad_from(argv: list[str]) -> None:
-    """With ``--numgrad-from DIR``, numgrad is imported from the checkout DIR (another
-    commit: ``git worktree add /tmp/old <rev>``), ahead of an editable install's
-    finder, which would otherwise win over ``PYTHONPATH``."""
-    if "--numgrad-from" in argv:
-        sys.meta_path[:] = [f for f in sys.meta_path
-                            if "editable" not in getattr(f, "__name__", type(f).__module__)]
-        sys.path.insert(0, argv[argv.index("--numgrad-from") + 1])
+from benchmarks.peers import numgrad_from  # noqa: E402
 
-
-_numgrad_from(sys.argv)
+numgrad_from(sys.argv)
 
 import numpy as np  # noqa: E402
 from benchmarks.bench_overhead import eager_steps, first_result_ms  # noqa: E402

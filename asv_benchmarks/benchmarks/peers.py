@@ -94,6 +94,17 @@ def _release(child: subprocess.Popen) -> None:
     child.wait(timeout=60)
 
 
+def numgrad_from(argv: list[str]) -> None:
+    """For the tools that compare commits: with ``--numgrad-from DIR`` in `argv`, numgrad
+    is imported from the checkout DIR (another commit: ``git worktree add /tmp/old
+    <rev>``), ahead of an editable install's finder, which would otherwise win over
+    ``PYTHONPATH``. Call it before numgrad is imported."""
+    if "--numgrad-from" in argv:
+        sys.meta_path[:] = [f for f in sys.meta_path
+                            if "editable" not in getattr(f, "__name__", type(f).__module__)]
+        sys.path.insert(0, argv[argv.index("--numgrad-from") + 1])
+
+
 def time_interleaved(entries: list, budget: float, clock: str = "wall") -> list[float]:
     """Seconds per call of each entry, a callable (timed in this process) or a
     ``(PeerProcess, index)`` pair, timed by `clock` (`CLOCKS`) in rounds that take

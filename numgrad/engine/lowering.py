@@ -196,7 +196,8 @@ class Kernel:
         steps, reads, rolled = [], [], []
         for buf, views, late in zip(self.inputs, self.views, self.in_epilogue):
             shifts = () if self.reduce or late else rolled_read(views, loop)
-            copied = next((i for i, v in enumerate(views) if v.op.name == "roll"), None)
+            copied = None if shifts else \
+                next((i for i, v in enumerate(views) if v.op.name == "roll"), None)
             if shifts:
                 views = ()
             elif copied is not None:  # (below it, nothing: a roll reads a computed buffer)

@@ -113,16 +113,17 @@ def read_index(program: Program, i: int, index: list[str]) -> str:
     wrap-around along those it is read rolled along (`Program.in_rolled`)."""
     fixed = program.fixed_dims(i)
     rolled = dict(program.in_rolled[i]) if program.in_rolled else {}
-    return ", ".join("0" if d in fixed else rolled_index(d, rolled[d]) if d in rolled
+    return ", ".join("0" if d in fixed else _shifted_name(d, rolled[d]) if d in rolled
                      else name for d, name in enumerate(index))
 
 
-def rolled_index(d: int, shift: int) -> str:
-    """The name of loop dimension `d`'s index less `shift`, wrapped (`wrapped_index`)."""
+def _shifted_name(d: int, shift: int) -> str:
+    """The variable holding loop dimension `d`'s index less `shift`, wrapped
+    (`_shifted_expr`)."""
     return f"r{d}_{'m' if shift < 0 else 'p'}{abs(shift)}"
 
 
-def wrapped_index(name: str, d: int, shift: int) -> str:
+def _shifted_expr(name: str, d: int, shift: int) -> str:
     """Loop index `name` of dimension `d` less `shift`, wrapped into ``[0, shape[d])``
     (``|shift|`` is below the length: one comparison, as arithmetic, not a branch)."""
     if shift > 0:
@@ -266,8 +267,8 @@ class Skeleton:
         (`read_index`), each computed once."""
         for d, shift in sorted({r for rolled in self.p.in_rolled for r in rolled}):
             if d in dims:
-                index = wrapped_index(self.loop_index[d], d, shift)
-                self.line(depth, f"{rolled_index(d, shift)} = {index}")
+                index = _shifted_expr(self.loop_index[d], d, shift)
+                self.line(depth, f"{_shifted_name(d, shift)} = {index}")
 
     def body(self, depth: int, shifted: bool = False) -> None:
         """The code at one point of the loop nest, storing its full-shape outputs (and

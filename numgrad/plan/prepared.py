@@ -45,8 +45,8 @@ from numgrad.plan.unrolled import unrolled
 #: The plans that keep the arrays of their last run (to recycle): those run last, up to
 #: this many bytes of arrays, each plan counting for `PLAN_BYTES` more (at most 512);
 #: one forgotten lets go of its arrays. (Eight plans, as before, left a recurrent
-#: program's 20-30 plans letting go at every run and allocating afresh: the LSTM's
-#: and the neural ODE's calls took 15 % longer.)
+#: program's 20-30 plans letting go at every run and allocating afresh: with the bound
+#: in bytes the neural ODE's call takes 0.87 of its time, the HMM's 0.94.)
 HELD_BYTES, PLAN_BYTES = 1 << 25, 1 << 16
 HOLDING = Cache("prepared plans holding arrays", HELD_BYTES, lambda plan, _: plan.let_go(),
                 weigh=lambda plan, nbytes: nbytes + PLAN_BYTES)

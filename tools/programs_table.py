@@ -1,0 +1,58 @@
+"""Issue 38's real programs (`benchmarks.programs`): each one's value and gradient on
+numgrad against HIPS autograd, interleaved in one run, autograd in a process of its own
+(`benchmarks.peers`), as ``bench_programs.Programs.track_ratio_to_autograd`` times them.
+
+    python tools/programs_table.py                      (every program)
+    python tools/programs_table.py "HMM forward,LSTM"   (some of them)
+    python tools/programs_table.py --numgrad-only [--numgrad-from DIR]
+
+``--numgrad-only`` prints numgrad's time per call alone: run it for an old checkout
+(``--numgrad-from``, `benchmarks.peers.numgrad_from`) and the new code in turns, a few
+rounds each, to measure one change (on a shared machine a ratio to autograd moved by up
+to 0.2 between two runs; one change measured this way moved by a few percent).
+``--seconds S`` sets the time per program (4 by default). Kernels compile in the
+foreground (``NUMGRAD_CPU_KERNELS=numba``, as in every benchmark) before the timing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "asv_benchmarks"))
+
+from benchmarks.peers import numgrad_from  # noqa: E402
+
+numgrad_from(sys.argv)
+
+from benchmarks import peers  # noqa: E402
+from benchmarks.programs import PROGRAMS, gradient  # noqa: E402
+
+
+def main(argv: list[str]) -> None:
+    names = [a for a in argv if not a.startswith("--") and a not in _option_values(argv)]
+    names = names[0].split(",") if names else list(PROGRAMS)
+    seconds = float(argv[argv.index("--seconds") + 1]) if "--seconds" in argv else 4.0
+    alone = "--numgrad-only" in argv
+    print(f"{'program':28s} {'numgrad':>10s}" + ("" if alone else f" {'autograd':>10s}  ratio"))
+    for name in names:
+        run = gradient("numgrad", name)
+        if alone:
+            (ours,) = peers.time_interleaved([run], seconds)
+            print(f"{name:28s} {ours * 1e3:7.3f} ms", flush=True)
+            continue
+        peer = peers.PeerProcess("autograd", "benchmarks.programs:peer_calls", "autograd", name)
+        try:
+            ours, theirs = peers.time_interleaved([run, (peer, 0)], seconds)
+        finally:
+            peer.close()
+        print(f"{name:28s} {ours * 1e3:7.3f} ms {theirs * 1e3:7.3f} ms  {ours / theirs:5.2f}",
+              flush=True)
+
+
+def _option_values(argv: list[str]) -> set[str]:
+    return {argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--seconds", "--numgrad-from")}
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
