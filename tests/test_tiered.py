@@ -11,6 +11,7 @@ folder. Tolerances: the interpreted and compiled results agree to 1e-12 relative
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -423,3 +424,118 @@ def test_an_unusable_cache_folder_warns_once_and_the_worker_compiles_in_the_priv
     assert (int(warned), int(compiled), int(interpreted)) == (1, 1, 0)
     np.testing.assert_allclose(list(map(float, values)),
                                2 * np.tanh(np.linspace(0, 1, 40)).sum(), rtol=1e-12)
+
+
+NO_NUMBA = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import tiered
+
+    x = ng.tensor(np.linspace(-1, 1, 11), requires_grad=True)
+
+    def step():
+        x.grad = None
+        loss = (x.sin() * x).sum()
+        loss.backward()
+        return [loss.item(), x.grad.numpy().tolist()]
+
+    with ng.engine.record() as rec:
+        first = step()
+    report = {"numba after the first call": "numba" in sys.modules,
+              "interpreted": rec.kernels_interpreted, "pending": tiered.pending(),
+              "worker": tiered._worker is not None}
+    tiered.wait()
+    with ng.engine.record() as rec:
+        second = step()
+    report.update({"numba after wait": "numba" in sys.modules, "values": [first, second],
+                   "run compiled": rec.kernels_launched - rec.kernels_interpreted})
+    print(json.dumps(report))
+""")
+
+
+def test_a_new_program_runs_before_numba_is_imported_here(tmp_path):
+    """Numba is imported (two thirds of a second of this process's GIL) only when the
+    worker has a kernel to load: a new program's first call runs interpreted without
+    it. A second process with the same cache folder knows the programs
+    (`cache.note_compiled`): it starts no worker and loads them."""
+    first = json.loads(_python(NO_NUMBA, tmp_path))
+    assert not first["numba after the first call"] and first["worker"], first
+    assert first["interpreted"] > 0 and first["pending"] > 0, first
+    assert first["numba after wait"] and first["run compiled"] > 0, first
+    again = json.loads(_python(NO_NUMBA, tmp_path))
+    assert not again["worker"] and again["pending"] == 0, again
+    x = np.linspace(-1, 1, 11)
+    for loss, grad in first["values"] + again["values"]:
+        np.testing.assert_allclose(loss, (np.sin(x) * x).sum(), rtol=1e-12)
+        np.testing.assert_allclose(grad, np.cos(x) * x + np.sin(x), rtol=1e-12)
+
+
+def _arrays():
+    base = np.arange(24.0).reshape(2, 3, 4)
+    readonly = np.ones(3)
+    readonly.flags.writeable = False
+    return [base, base.T, base[:, ::2], base[0], np.float32(2).reshape(()), readonly,
+            np.zeros((1, 5), bool), np.zeros(0, np.int8), np.broadcast_to(np.ones(3), (4, 3)),
+            np.zeros((3, 2), np.complex128, order="F")]
+
+
+def test_the_worker_types_a_launch_as_numba_types_it():
+    """The parent describes a launch without Numba (`describe`); the worker's Numba
+    types for it (`numba_types`) must be what ``numba.typeof`` gives here, or the
+    kernel it compiles would not be the one the parent's launch loads."""
+    import numba
+
+    from numgrad.kernels import compile_worker
+
+    values = [*_arrays(), 1, 2**40, 2**63, -1, 1.5, True, 1j, np.float32(1), np.int16(3),
+              np.bool_(True), (), (3,), (2, 5, 7)]
+    described = pickle.loads(pickle.dumps(compile_worker.describe(values)))
+    assert compile_worker.numba_types(described) == tuple(map(numba.typeof, values))
+
+
+def test_a_program_pickles_for_the_worker():
+    """A `Program` goes to the worker by its fields; its hash is found again there."""
+    from numgrad.kernels.codegen import Program
+
+    program = Program(code=(("in", 0), ("sin", 0)), dtypes=("float64", "float64"),
+                      stores=(1,), in_dtypes=("float64",), arg_dtypes=())
+    again = pickle.loads(pickle.dumps(program))
+    assert again == program and hash(again) == hash(program)
+    code = ("import dataclasses, pickle, sys; p = pickle.load(sys.stdin.buffer); "
+            "print(hash(p) == hash(dataclasses.replace(p)))")  # (made there: its hash)
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(program),
+                          capture_output=True, timeout=60)
+    assert done.stdout.strip() == b"True", done.stderr
+
+
+RUN_TIME_ROW = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numgrad as ng
+    from numgrad import Tensor, ops
+    from numgrad.kernels import tiered
+    from numgrad.primitives import _elementwise
+
+    ops.TABLE["softplus_here"] = ops.Primitive(
+        "softplus_here", ops.UNARY, "math.log1p(math.exp(x))",
+        vjp=lambda g, out, x, _: (g * x.sigmoid(),), ref=lambda a: np.log1p(np.exp(a)),
+        floating=True)
+    Tensor.softplus_here = lambda self: _elementwise("softplus_here", self)
+    x = ng.tensor(np.linspace(-2, 2, 9))
+    values = [(x.softplus_here() * 2).sum().item()]
+    tiered.wait()
+    with ng.engine.record() as rec:
+        values.append((x.softplus_here() * 2).sum().item())
+    print(json.dumps({"answers": sorted(tiered._answers.values()), "values": values,
+                      "compiled": rec.kernels_compiled}))
+""")
+
+
+def test_a_row_added_at_run_time_compiles_in_the_worker(tmp_path):
+    """The worker renders kernels from their programs: the rows they use go with them,
+    so a row added at run time (docs/extending.rst) compiles there too."""
+    got = json.loads(_python(RUN_TIME_ROW, tmp_path))
+    assert got["answers"] == ["compiled"] and got["compiled"] == 1, got
+    np.testing.assert_allclose(got["values"], 2 * np.log1p(np.exp(np.linspace(-2, 2, 9))).sum(),
+                               rtol=1e-12)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -257,6 +258,8 @@ def cold_report(cells: bool = True, rk4: int | None = None, jit: int | None = No
             return value.item(), [g.numpy() for g in grads]
         report["jit"] = {"steps": jit, **_measure(ng, call, seconds)}
     report["total_s"] = time.perf_counter() - start
+    worker = getattr(sys.modules.get("numgrad.kernels.tiered"), "_worker", None)
+    report["worker_pid"] = worker and worker._process.pid
     return report
 
 
@@ -268,12 +271,23 @@ print(json.dumps(cold_report(**{kwargs!r})))
 """
 
 
+def _stop(pid: int | None) -> None:
+    """Stop the compile worker `pid` (compiling for a next run that never comes), so
+    that the next measurement has the cores to itself."""
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def run_cold(mode: str | None = None, timeout: float | None = None, **kwargs) -> dict:
     """`cold_report(**kwargs)` in a new process with an empty kernel cache (a temporary
     folder, removed after), its CPU kernel mode ``NUMGRAD_CPU_KERNELS=mode`` if given
     (else the environment's, `ENVIRONMENT_MODE`, else numgrad's default): the report,
     with the process's wall time (``process_s``: interpreter start to exit, including
-    any wait for background work at exit)."""
+    any wait for background work at exit). Its compile worker, which would go on
+    compiling for a next run, is stopped (`_stop`)."""
     from numgrad.device import DEFAULT_CPU_KERNELS
 
     from . import ENVIRONMENT_MODE
@@ -289,6 +303,8 @@ def run_cold(mode: str | None = None, timeout: float | None = None, **kwargs) ->
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                               text=True, timeout=timeout)
         took = time.perf_counter() - start
+        if not done.returncode:  # (its compile worker would go on for the next run, in
+            _stop(json.loads(done.stdout.strip().splitlines()[-1])["worker_pid"])  # this)
     if done.returncode:
         raise RuntimeError(f"cold_report({kwargs}) in mode {mode} failed "
                            f"(exit code {done.returncode}):\n{done.stderr[-4000:]}")

@@ -86,16 +86,38 @@ def info() -> dict:
     }
 
 
+def folder() -> Path:
+    """The folder kernels are written to: the cache folder if it is usable, else this
+    process's private one (`CacheWarning`)."""
+    wanted = cache_dir()
+    reason = _unusable_because(wanted)
+    return wanted if reason is None else _private_dir(wanted, reason)
+
+
+def note_compiled(name: str) -> None:
+    """Note in the folder that a kernel of the program named `name` (a digest) is
+    there: a later process loads it at once (`compiled_before`). Best effort."""
+    try:
+        (folder() / f"{name}.done").touch()
+    except OSError:
+        pass
+
+
+def compiled_before(name: str) -> bool:
+    """Whether `note_compiled(name)` was called with this cache folder (a stat)."""
+    return (cache_dir() / f"{name}.done").exists()
+
+
 def _write(stem: str, text: str) -> Path:
     """The path of module `stem` holding `text`, in the cache folder if it is usable."""
-    folder = cache_dir()
-    reason = _unusable_because(folder)
+    wanted = cache_dir()
+    reason = _unusable_because(wanted)
     if reason is None:
         try:
-            return _write_in(folder, stem, text)
+            return _write_in(wanted, stem, text)
         except OSError as error:  # e.g. a full disk, or permissions that changed
             reason = f"writing to it failed: {error.strerror or error}"
-    return _write_in(_private_dir(folder, reason), stem, text)
+    return _write_in(_private_dir(wanted, reason), stem, text)
 
 
 def _unusable_because(folder: Path) -> str | None:

@@ -26,6 +26,12 @@ from numgrad.ops import BOOL, TABLE
 Instruction = tuple
 
 
+#: The deepest loop nest a kernel is compiled for: Python compiles at most 20 nested
+#: blocks, and a skeleton adds up to three (lanes, chunks). A launch over more
+#: dimensions than its layout could merge (NumPy allows 64) runs on the interpreter.
+MAX_LOOPS = 16
+
+
 @dataclass(frozen=True, slots=True)
 class Program:
     """The structure of one kernel; hashable, so it is (most of) the cache key.
@@ -72,6 +78,11 @@ class Program:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self):
+        # (pickled for the compile worker by its fields: the hash of its strings is
+        # this process's own, found again where it is unpickled)
+        return Program, tuple(getattr(self, f.name) for f in fields(self) if f.init)
 
     def fixed_dims(self, i: int) -> tuple[int, ...]:
         """The loop dimensions input `i` does not vary along (`in_fixed`)."""

@@ -1,10 +1,13 @@
 """The compile worker: a process that compiles the tiered target's kernels into the disk
 cache, so that Numba's compiler, which holds the GIL while it works, never competes
-with the user's thread.
+with the user's thread, and the user's process need not import Numba before a kernel
+is ready.
 
-The parent (`Worker`) sends each job, the kernel's module (path, text, names) and the
-Numba signature of a launch, pickled on the worker's standard input; the worker
-compiles it (or finds it in the disk cache, where another process put it) and answers
+The parent (`Worker`) sends each job, a kernel's `Program`, the launch's loop shape and
+its call described without Numba (`describe`), pickled on the worker's standard input;
+the worker writes the kernel's module as the CPU target does, compiles it for the
+call's Numba types (`numba_types`; or finds it in the disk cache, where another process
+put it), notes the program in the cache folder (`cache.note_compiled`), and answers
 one line, ``<job> compiled|disk`` or ``<job> failed <why>``, on its standard output.
 A thread of the parent writes the jobs and another reads the answers; a thread of the
 worker reads every job as it comes, so the pipe never fills. The parent never waits
@@ -24,8 +27,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-from numgrad.kernels import COMPILED, DISK
+import numpy as np
+
+from numgrad.kernels import COMPILED, DISK, cache
+from numgrad.kernels.codegen import Program
+from numgrad.ops import TABLE
 
 #: How a job ended, as the worker reports it: `COMPILED`, `DISK` (another process had
 #: put it in the disk cache), or this.
@@ -36,6 +44,34 @@ UNREADABLE = 3
 #: The longest the parent's exit waits for the jobs not written yet to be written (the
 #: worker reads them as they come, so this is milliseconds unless it hangs).
 HANDOVER_SECONDS = 5.0
+
+
+class ArrayType(NamedTuple):
+    """An array argument as Numba types it (``numba.typeof``), told without Numba."""
+
+    dtype: str
+    ndim: int
+    layout: str  # "C", "F" or "A", as Numba's `map_layout` says
+    writeable: bool
+
+
+def describe(call) -> tuple:
+    """The arguments `call` of a kernel launch with each array as its `ArrayType` (the
+    rest, scalars and the shape, pickle as they are)."""
+    return tuple(ArrayType(a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else
+                           "F" if a.flags.f_contiguous else "A", a.flags.writeable)
+                 if isinstance(a, np.ndarray) else a for a in call)
+
+
+def numba_types(description: tuple) -> tuple:
+    """The Numba signature of a call `describe` described: what ``numba.typeof`` gives
+    for its arguments."""
+    import numba
+    from numba.np.numpy_support import from_dtype
+
+    return tuple(numba.types.Array(from_dtype(np.dtype(a.dtype)), a.ndim, a.layout,
+                                   readonly=not a.writeable)
+                 if type(a) is ArrayType else numba.typeof(a) for a in description)
 
 
 class Worker:
@@ -49,7 +85,8 @@ class Worker:
 
         root = str(Path(numgrad.__file__).resolve().parent.parent)
         path = os.environ.get("PYTHONPATH")
-        env = dict(os.environ, PYTHONPATH=root if not path else f"{root}{os.pathsep}{path}")
+        env = dict(os.environ, PYTHONPATH=root if not path else f"{root}{os.pathsep}{path}",
+                   NUMGRAD_CACHE_DIR=str(cache.folder()))  # (this process's, if private)
         self._answered = answered
         #: the jobs not answered for yet; None once the worker has exited
         self._owed: set[int] | None = set()
@@ -66,14 +103,17 @@ class Worker:
                          daemon=True).start()
         atexit.register(self._hand_over)
 
-    def send(self, job: int, module: tuple[str, str, str, str], signature: tuple) -> None:
-        """Have the worker compile the kernel `name` of `module` (path, text, module
-        name, function name) for `signature` (Numba types). Returns at once."""
+    def send(self, job: int, program: Program, shape: tuple[int, ...], call: tuple,
+             name: str, rows: tuple) -> None:
+        """Have the worker compile the CPU kernel of `program` for a launch over `shape`
+        with arguments `call` (`describe`d), and note `name` (the program's digest) in
+        the cache folder; `rows` are the table rows it uses (added to the worker's
+        table where it lacks them). Returns at once."""
         with self._lock:
             gone = self._owed is None
             if not gone:
                 self._owed.add(job)
-                self._jobs.put((job, module, signature))
+                self._jobs.put((job, program, shape, call, name, rows))
         if gone:
             self._answered(job, FAILED, "the compile worker had exited")
 
@@ -93,7 +133,15 @@ class Worker:
     def _write(self) -> None:
         while (job := self._jobs.get()) is not None:
             try:
-                pickle.dump(job, self._process.stdin)
+                data = pickle.dumps(job)
+            except Exception as error:  # (an argument that does not pickle)
+                with self._lock:
+                    if self._owed is not None:
+                        self._owed.discard(job[0])
+                self._answered(job[0], FAILED, f"the job could not be sent: {error}")
+                continue
+            try:
+                self._process.stdin.write(data)
                 self._process.stdin.flush()
             except (OSError, ValueError):  # the worker is gone (or the pipe closed):
                 return  # the reader answers for what it owed
@@ -128,21 +176,26 @@ def _receive(jobs: queue.SimpleQueue) -> None:
 
 def _serve() -> int:
     """The worker: compile each job read from standard input, in order, until it
-    closes. Numba is imported before the first job is read: a job's signature is
-    Numba's types, which unpickling imports (in the reading thread, at the same time,
-    it could find Numba half imported)."""
-    from numgrad.kernels import cache, cpu
+    closes. Numba is imported before the first job is read (the reading thread could
+    otherwise meet it half imported)."""
+    from numgrad.kernels import cpu
 
     jobs: queue.SimpleQueue = queue.SimpleQueue()
     threading.Thread(target=_receive, args=(jobs,), daemon=True).start()
     while (received := jobs.get()) not in (None, UNREADABLE):
-        job, (path, text, module, name), signature = received
+        job, program, shape, call, name, rows = received
         try:
-            kernel = cache.load_module(Path(path), text, module, name)
+            for row in rows:
+                TABLE.setdefault(row.name, row)
+            loops = cpu.variant(program, shape)
+            if loops.interpreted:
+                raise ValueError(f"a loop nest of {len(shape)} dimensions is interpreted")
+            kernel = cpu.kernel(program, loops)
             disk_before = cpu.compile_state(kernel)[1]
             with cpu.vector_width.wide:
-                kernel.compile(signature)
+                kernel.compile(numba_types(call))
             how = DISK if cpu.compile_state(kernel)[1] > disk_before else COMPILED
+            cache.note_compiled(name)
         except Exception as error:  # the parent compiles it itself, and raises what it meets
             how = f"{FAILED} {' '.join(f'{type(error).__name__}: {error}'.split())}"
         try:
@@ -153,5 +206,7 @@ def _serve() -> int:
     return 0 if received is None else UNREADABLE
 
 
-if __name__ == "__main__":
-    sys.exit(_serve())
+if __name__ == "__main__":  # (served by the package's module, whose `ArrayType` jobs hold)
+    from numgrad.kernels import compile_worker
+
+    sys.exit(compile_worker._serve())

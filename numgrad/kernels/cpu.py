@@ -22,7 +22,7 @@ import numba  # noqa: E402 - after the OpenMP setting
 import numpy as np  # noqa: E402
 
 from numgrad.kernels import interpreter, jit, rows, vecmath, vector_width  # noqa: E402
-from numgrad.kernels.codegen import Program, Skeleton  # noqa: E402
+from numgrad.kernels.codegen import MAX_LOOPS, Program, Skeleton  # noqa: E402
 from numgrad.kernels.host import *  # noqa: E402, F403 - buffers and movements
 from numgrad.ops import TABLE  # noqa: E402
 
@@ -46,10 +46,6 @@ BYTE_NS, CALL_NS, VECTOR_NS, OP_NS = 0.1, 12.0, 3.0, 0.3
 #: accumulators (lanes), so that LLVM vectorizes it; the lanes are combined in order at
 #: the end.
 LANES, LANES_FROM = 16, 64
-#: The deepest loop nest a kernel is compiled for: Python compiles at most 20 nested
-#: blocks, and a skeleton adds up to three (lanes, chunks). A launch over more
-#: dimensions than its layout could merge (NumPy allows 64) runs on the interpreter.
-MAX_LOOPS = 16
 
 
 # ---- generated kernels ---------------------------------------------------------------
