@@ -395,9 +395,10 @@ def test_a_prepared_schedule_runs_step_by_step_for_sources_laid_out_otherwise(mo
         assert bool(step_by_step) == (i != 2), i
 
 
-def test_interpreted_schedules_run_step_by_step(monkeypatch):
-    # The interpreter's kernels are not compiled functions: no plan is prepared (tried
-    # again at the 4th and 8th runs, in case a tiered kernel got compiled meanwhile).
+def test_interpreted_schedules_are_prepared_and_replayed(monkeypatch):
+    # The interpreter's kernels are NumPy functions of the compiled kernels' signature:
+    # a plan is prepared at its second run and replayed after, as with compiled ones,
+    # and gives what the same steps give run one by one, bit for bit.
     from numgrad.kernels import interpreter
 
     monkeypatch.setattr(ng.device.as_device("cpu"), "_backend", interpreter)
@@ -405,10 +406,17 @@ def test_interpreted_schedules_run_step_by_step(monkeypatch):
     spied = []
     monkeypatch.setattr(prepared, "run", lambda *a: spied.append(len(a) == 3) or run(*a))
     a = rng.standard_normal(5)
-    for i in range(9):
-        got = (ng.tensor(a) * (i + 0.5)).exp().numpy()
-        np.testing.assert_allclose(got, np.exp(a * (i + 0.5)), rtol=1e-12)
-    assert spied == [False, True, False, True, False, False, False, True, False]
+
+    def step(i):
+        x = ng.tensor(a)
+        return ((x * (i + 0.5)).exp() / (x * x + 1.0)).sum(0).numpy()
+
+    got = [step(i) for i in range(9)]
+    assert spied == [False, True]  # (run, then run and prepared; replayed from then on)
+    monkeypatch.setattr(ng.plan, "ON", False)
+    np.testing.assert_array_equal(got, [step(i) for i in range(9)])
+    np.testing.assert_allclose(got, [(np.exp(a * (i + 0.5)) / (a * a + 1)).sum()
+                                     for i in range(9)], rtol=1e-12)
 
 
 def test_costly_shared_values_are_stored_cheap_ones_recomputed():

@@ -539,3 +539,56 @@ def test_a_row_added_at_run_time_compiles_in_the_worker(tmp_path):
     assert got["answers"] == ["compiled"] and got["compiled"] == 1, got
     np.testing.assert_allclose(got["values"], 2 * np.log1p(np.exp(np.linspace(-2, 2, 9))).sum(),
                                rtol=1e-12)
+
+
+INTERPRETED_REPLAYS = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numgrad as ng
+    from numgrad.kernels import interpreter, tiered
+    from numgrad.plan import prepared
+
+    spied = {"replays": 0, "launches": 0}
+    replay, launch = prepared.PreparedPlan.run, interpreter.launch
+
+    def counted(name, f):
+        def call(*args):
+            spied[name] += 1
+            return f(*args)
+        return call
+
+    prepared.PreparedPlan.run = counted("replays", replay)
+    interpreter.launch = counted("launches", launch)
+    X = np.random.default_rng(0).standard_normal((40, 6))
+    step = ng.value_and_grad(lambda w: (ng.tanh(X @ w) ** 2).mean())
+    w = np.linspace(-1, 1, 6)
+    calls = []
+    for i in range(40):
+        if i == 20:
+            tiered.wait()  # compiled, the CPU target imported
+        before = dict(spied)
+        with ng.engine.record() as rec:
+            value, grad = step(w)
+        calls.append({"interpreted": rec.kernels_interpreted,
+                      "plan replays": spied["replays"] - before["replays"],
+                      "step by step": spied["launches"] - before["launches"],
+                      "value": float(value), "grad": np.asarray(grad).tolist()})
+    print(json.dumps(calls))
+""")
+
+
+def test_plans_replay_interpreted_kernels_until_the_compiled_ones_load(tmp_path):
+    """A loop's plan is prepared and replayed while its kernels are interpreted (NumPy's
+    functions called directly: the interpreter tier near NumPy's own speed), and
+    prepared again once they can be loaded, to call the compiled ones."""
+    calls = json.loads(_python(INTERPRETED_REPLAYS, tmp_path))
+    # (the first calls run step by step, and prepare the plans)
+    assert all(c["interpreted"] and c["plan replays"] and not c["step by step"]
+               for c in calls[5:20]), calls
+    assert all(not c["interpreted"] and c["plan replays"] for c in calls[22:]), calls
+    X = np.random.default_rng(0).standard_normal((40, 6))
+    w = np.linspace(-1, 1, 6)
+    t = np.tanh(X @ w)
+    for c in calls:
+        np.testing.assert_allclose(c["value"], (t ** 2).mean(), rtol=1e-12)
+        np.testing.assert_allclose(c["grad"], X.T @ (2 * t * (1 - t * t)) / 40, rtol=1e-12)

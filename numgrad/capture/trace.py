@@ -102,21 +102,21 @@ class Trace:
             fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
                      if ref[0] == FIXED} if plan else {}
             self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed, fixed)
-        #: what preparing the plan again needs, while it is not prepared (its kernels
-        #: were not compiled yet: the tiered target), and its tries (`try_again`)
-        self.unprepared = (needed, fixed) if plan and not self.prepared else None
+        #: what preparing the plan again needs, and whether it is not prepared (a
+        #: view it could not make again), with its tries (`try_again`)
+        self.needs, self.unprepared = (needed, fixed), bool(plan) and not self.prepared
         self.tries = {"runs": 1, "tried": kernels.newly_compiled}
 
-    def _run(self, sources: list) -> list:
-        """Run the plan step by step; a plan that could not be prepared because its
-        kernels were not compiled yet (tiered) is prepared again when
-        `prepared.try_again` says."""
-        if self.unprepared is None or not try_again(self.tries):
+    def _run(self, sources: list, again: bool = False) -> list:
+        """Run the plan step by step; a plan not prepared is prepared again when
+        `prepared.try_again` says, and one that interprets kernels compiled since
+        (`again`: `PreparedPlan.stale`, the tiered target) at once."""
+        if not again and (not self.unprepared or not try_again(self.tries)):
             return run(self.plan, sources)
         spy: list = []
         arrays = run(self.plan, sources, spy)
-        self.prepared = PreparedPlan.build(self.plan, arrays, spy, *self.unprepared)
-        self.unprepared = None if self.prepared else self.unprepared
+        self.prepared = PreparedPlan.build(self.plan, arrays, spy, *self.needs)
+        self.unprepared = not self.prepared
         return arrays
 
     def matches(self) -> bool:
@@ -141,7 +141,9 @@ class Trace:
         else:
             sources = [_resolve(r, bound, None) for r in self.sources]
             with LOCK:
-                if self.prepared and self.prepared.matches(sources):
+                if self.prepared and self.prepared.stale():
+                    arrays = self._run(sources, again=True)
+                elif self.prepared and self.prepared.matches(sources):
                     arrays = self.prepared.run(sources)
                 else:
                     arrays = self._run(sources)

@@ -16,10 +16,13 @@ Buffers are the target's own arrays and are never mutated once computed: the eng
 allocates every result with `Target.empty` and writes it once. Movements that are views
 (reshape, permute, expand, basic indexing) allocate nothing.
 
-One name is optional: ``compiled(kernel, shape)``, for a target whose kernels are not
-the CPU target's compiled functions but may become them (``tiered``): that function and
-its variant once compiled, else None. A prepared plan (`numgrad.plan.prepared`) calls
-compiled functions directly; without one, a plan runs step by step.
+Three names are optional, for a target whose kernels are not the CPU target's compiled
+functions but may become them (``tiered``): ``compiled(kernel, shape)``, that function
+and its variant once loaded, else None; ``loadable(kernel, shape)``, whether the next
+launch may load it; ``interpreting(launches)``, told at each replay of a plan that
+interprets them. A prepared plan (`numgrad.plan.prepared`) calls compiled functions
+directly, and the interpreter's NumPy functions of the others, until they may be
+loaded.
 
 `docs/extending.rst` walks through adding a target, with the interpreter as the example.
 """
@@ -38,10 +41,11 @@ from numgrad.kernels.codegen import Program
 #: compiled now, or run by an interpreter (nothing compiled).
 HIT, DISK, COMPILED, INTERPRETED = "hit", "disk", "compiled", "interpreted"
 
-#: How many kernels became compiled functions after launches had run them otherwise
-#: (the tiered target's, loaded once its worker compiled them). A plan that could not
-#: be prepared because its kernels were not compiled is tried again when this changed
-#: (`numgrad.plan.prepared.try_again`).
+#: Counts the moments kernels may have become compiled functions after launches had run
+#: them otherwise (the tiered target's: its CPU target imported, a worker's answer, a
+#: kernel loaded). A plan not prepared is tried again when this changed
+#: (`numgrad.plan.prepared.try_again`), and one that interprets a kernel looks whether it
+#: may be loaded now (`PreparedPlan.stale`).
 newly_compiled = 0
 
 Array = Any  # a target's buffer type: np.ndarray on the CPU, a device array on CUDA

@@ -113,6 +113,15 @@ def compiled(program: Program, shape: tuple[int, ...]):
     return (kernel, loops) if kernel.overloads else None
 
 
+def loadable(program: Program, shape: tuple[int, ...]) -> bool:
+    """Whether the next launch of `program` over `shape` may run it compiled: the CPU
+    target is imported, and the worker answered for it, or was not asked (the disk
+    cache may hold it). (Prepared plans that interpret it are told when this may have
+    changed, `numgrad.kernels.newly_compiled`, and then run a launch of it again.)"""
+    job = _sent.get((program, shape))
+    return _cpu is not None and (job is None or job in _answers)
+
+
 def wait() -> None:
     """Block until the worker has answered for every kernel sent to it, and the CPU
     target is imported if there is anything to load (the next launch of each kernel
@@ -129,11 +138,33 @@ def pending() -> int:
         return len({program for (program, _), job in _sent.items() if job not in _answers})
 
 
+def interpreting(launches: list[tuple[Program, tuple[int, ...]]]) -> None:
+    """A prepared plan's replay that interprets `launches` ((program, shape) pairs; it
+    calls NumPy's functions itself, `numgrad.plan.prepared`): while the thread imports
+    the CPU target, let it run as those launches would (`_let_import_run`)."""
+    if _importing and _cpu is None:
+        with _idle:
+            _let_import_run(any(_sent.get(key) in _answers for key in launches))
+
+
+def _let_import_run(ready: bool) -> None:
+    """While the thread imports the CPU target, wait for it: until it is done if a
+    kernel about to be interpreted is `ready` (compiled: worth the wait), else now and
+    then (`YIELD_EVERY`). (Call with `_idle` held.)"""
+    global _yielded
+    if not _importing or _cpu is not None:
+        return
+    if ready:
+        _idle.wait_for(lambda: _cpu is not None or _import_error is not None, IMPORT_SECONDS)
+    elif time.perf_counter() - _yielded >= YIELD_EVERY:
+        _idle.wait(YIELD_FOR)  # (the thread runs meanwhile)
+        _yielded = time.perf_counter()
+
+
 def _unloaded(program: Program, shape: tuple[int, ...], launch_args: tuple):
     """A launch before the CPU target is imported: have the worker compile its kernel
     (unless the cache folder has it: the import starts, and the launch after it loads
     it). Returns the CPU target if it is imported by now."""
-    global _yielded
     with _idle:
         if _import_error is not None:
             raise _import_error
@@ -143,12 +174,7 @@ def _unloaded(program: Program, shape: tuple[int, ...], launch_args: tuple):
         job = _sent.get((program, shape))
         if not _importing and (known or _answers):
             _start_import()
-        if _importing and job in _answers:  # (its kernel is compiled: worth the wait)
-            _idle.wait_for(lambda: _cpu is not None or _import_error is not None,
-                           IMPORT_SECONDS)
-        elif _importing and time.perf_counter() - _yielded >= YIELD_EVERY:
-            _idle.wait(YIELD_FOR)  # (the thread runs meanwhile)
-            _yielded = time.perf_counter()
+        _let_import_run(job in _answers)
         if not known and job is None and len(shape) <= MAX_LOOPS:
             _send(program, shape, _described(launch_args, 1), name)
         return _cpu
@@ -237,6 +263,7 @@ def _answer(job: int, how: str, why: str) -> None:
             _failures[job] = why
         if not _importing:
             _start_import()
+        _kernels.newly_compiled += 1
         _idle.notify_all()
 
 
@@ -260,6 +287,7 @@ def _import_cpu() -> None:
         return
     with _idle:
         _cpu = cpu
+        _kernels.newly_compiled += 1
         _idle.notify_all()
 
 

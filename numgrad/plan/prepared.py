@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
 from numgrad.engine.steps import Call, Launch, Schedule
+from numgrad.kernels import interpreter
+from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
 from numgrad.plan.cache import Cache
@@ -98,6 +101,12 @@ class PreparedPlan:
         self.scalars: dict[int, tuple] = {}
         #: per upload slot: the last index array uploaded, and its upload
         self.uploaded: dict[int, tuple] = {}
+        #: the launches it interprets (NumPy's function of the kernel: the interpreter
+        #: target's, or the tiered target's before its kernel is compiled), and of
+        #: those the tiered target's, as (program, shape): the plan is prepared again
+        #: once one of them is compiled (`stale`)
+        self.interpreted, self.waiting = 0, []
+        self.checked = kernels.newly_compiled
         viewed: dict[int, int] = {}  # per slot a call makes as a view: the slot it views
         #: bytes the calls allocate at each run (recycled matmuls and launches aside)
         self.called_bytes = 0
@@ -145,11 +154,10 @@ class PreparedPlan:
             if not _compiled(kernel):  # tiered: the CPU kernel, once compiled
                 ready = getattr(backend, "compiled", None)
                 found = ready(kernel, shape) if ready is not None else None
-                if found is None:
-                    raise Unsupported
-                kernel, variant = found
+                kernel, variant = found if found is not None else \
+                    (self._interpreted(kernel, shape), None)
             launched += 1
-            parallel = parallel or variant.parallel
+            parallel = parallel or variant is not None and variant.parallel
             arguments, holes = [], []
             slots = [*step.outputs, None, None, *(r.slot for r in step.inputs), *step.tables]
             for slot, array in zip(slots, [*targets, tuple(shape), None, *views]):
@@ -170,17 +178,39 @@ class PreparedPlan:
             probe = list(arguments)
             for position, slot, spec, _ in holes:
                 probe[position] = _view(backend, arrays[slot], spec)
-            self.steps.append((_entry(kernel, [*targets, shape, 1, *views, *step.args], probe),
-                               outputs, arguments, holes, len(step.outputs) + 1, index))
+            entry = kernel if variant is None else \
+                _entry(kernel, [*targets, shape, 1, *views, *step.args], probe)
+            self.steps.append((entry, outputs, arguments, holes, len(step.outputs) + 1, index))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [_layout(arrays[s]) for s in plan.sources]
-        self.counts = dict(kernels_launched=launched + called, cache_hits=launched)
+        self.counts = dict(kernels_launched=launched + called,
+                           cache_hits=launched - self.interpreted,
+                           kernels_interpreted=self.interpreted)
         #: bytes of the arrays it keeps from one run to the next (`HOLDING`)
         self.held_bytes = sum(_nbytes(plan.slots[slot]) for slot in self.readers)
         #: the replays run so far step by step, and then (from the `UNROLL_AT`-th) the
         #: steps written out as one function (`numgrad.plan.unrolled`)
         self.replays, self.unrolled = 0, None
+
+    def _interpreted(self, kernel, shape) -> Callable:
+        """NumPy's function for a launch whose kernel is not compiled (the interpreter's,
+        of the compiled kernel's signature), for the interpreter target's function or
+        the tiered target's program."""
+        self.interpreted += 1
+        if not isinstance(kernel, Program):
+            return kernel
+        self.waiting.append((kernel, tuple(shape)))
+        return interpreter.kernel(kernel, interpreter.ARRAYS)
+
+    def stale(self) -> bool:
+        """Whether a kernel it interprets (the tiered target's) may run compiled now
+        (`tiered.loadable`): the plan is then run step by step, which loads it, and
+        prepared again, to call it."""
+        if not self.waiting or kernels.newly_compiled == self.checked:
+            return False
+        self.checked = kernels.newly_compiled
+        return any(self.backend.loadable(program, shape) for program, shape in self.waiting)
 
     def _cached(self, plan: Schedule, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
@@ -222,6 +252,8 @@ class PreparedPlan:
         every slot (those the caller needs are new arrays, or recycled ones that
         nothing refers to)."""
         plan = plan or self.plan
+        if self.waiting:
+            self.backend.interpreting(self.waiting)
         arrays = list(self.static)
         if HOLDING.get(self) is None:
             HOLDING.put(self, self.held_bytes)
@@ -237,7 +269,11 @@ class PreparedPlan:
             self.replays += 1
             replay = self._unroll() if self.replays >= UNROLL_AT else self._stepwise
         # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
-        allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
+        if self.interpreted:  # (as the interpreter's launches: no float warnings)
+            with np.errstate(all="ignore"):
+                allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
+        else:
+            allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
 
@@ -475,10 +511,10 @@ def run_reused(plan: Schedule, sources: list) -> list:
         return run(plan, sources)
     memo = plan.memo
     prepared = memo.get("prepared")
-    if prepared is not None:
+    if prepared is not None and not prepared.stale():
         return prepared.run(sources, plan) if prepared.matches(sources) else \
             run(plan, sources)
-    if not try_again(memo):
+    if prepared is None and not try_again(memo):
         return run(plan, sources)
     spy: list = []
     arrays = run(plan, sources, spy)
