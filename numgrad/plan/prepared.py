@@ -195,11 +195,13 @@ class PreparedPlan:
 
     def _interpreted(self, kernel, shape) -> Callable:
         """NumPy's function for a launch whose kernel is not compiled (the interpreter's,
-        of the compiled kernel's signature), for the interpreter target's function or
-        the tiered target's program."""
+        of the compiled kernel's signature): the interpreter target's kernel, or the
+        tiered target's program's; another target's kernels are not prepared."""
         self.interpreted += 1
-        if not isinstance(kernel, Program):
+        if self.backend is interpreter:
             return kernel
+        if not isinstance(kernel, Program):  # (another target's own kind of kernel)
+            raise Unsupported
         self.waiting.append((kernel, tuple(shape)))
         return interpreter.kernel(kernel, interpreter.ARRAYS)
 
@@ -232,8 +234,8 @@ class PreparedPlan:
         """`plan` prepared, given the run that gave `arrays` (per slot) and `spy` (per
         launch, `run`'s record), for a caller that needs the slots `needed` and gives
         the sources `fixed` (slot: array) the same array at every call; None for a
-        plan off the CPU, or whose kernels are not compiled functions (the
-        interpreter), or where a view cannot be made again."""
+        plan off the CPU, or whose kernels are neither compiled functions nor the
+        interpreter's, or where a view cannot be made again."""
         if any(slot.device.type != "cpu" for slot in plan.slots):
             return None
         try:
