@@ -271,6 +271,48 @@ print(json.dumps(cold_report(**{kwargs!r})))
 """
 
 
+COLD_RUN = """
+import sys, time
+start = time.perf_counter()
+sys.path.insert(0, {root!r})
+from benchmarks.programs import gradient
+run = gradient({library!r}, {name!r})
+calls = 0
+while calls < {calls} if {calls} else time.perf_counter() - start < {seconds}:
+    run()
+    calls += 1
+worker = getattr(sys.modules.get("numgrad.kernels.tiered"), "_worker", None)
+print(calls, time.perf_counter() - start, worker and worker._process.pid)
+"""
+
+
+def cold_run(name: str, seconds: float = 2.0) -> dict:
+    """Real program `name` (`programs.PROGRAMS`) run as a short experiment runs, each
+    library in a new process, timed from its first line (imports included): HIPS
+    autograd's calls of value and gradient in its first `seconds`, then as many on
+    numgrad from an empty kernel cache, in numgrad's default CPU mode. Its seconds
+    (``autograd_s``, ``numgrad_s``), the ``calls`` and the ``ratio``."""
+    from numgrad.device import DEFAULT_CPU_KERNELS
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    report = {}
+    calls = 0
+    for library in ("autograd", "numgrad"):
+        code = COLD_RUN.format(root=root, library=library, name=name, calls=calls,
+                               seconds=seconds)
+        with tempfile.TemporaryDirectory(prefix="numgrad-cold-run-") as cache:
+            env = dict(os.environ, NUMGRAD_CACHE_DIR=cache,
+                       NUMGRAD_CPU_KERNELS=DEFAULT_CPU_KERNELS)
+            done = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                  capture_output=True, text=True)
+            ran, took, worker = done.stdout.split()
+            _stop(None if worker == "None" else int(worker))
+        calls = int(ran)
+        report[f"{library}_s"] = float(took)
+    report.update(calls=calls, ratio=report["numgrad_s"] / report["autograd_s"])
+    return report
+
+
 def _stop(pid: int | None) -> None:
     """Stop the compile worker `pid` (compiling for a next run that never comes), so
     that the next measurement has the cores to itself."""
