@@ -53,11 +53,23 @@ def kernel(program: Program, variant: str) -> Callable:
         with _kernels_lock:
             kernel = _kernels.get((program, variant))
             if kernel is None:
-                namespace: dict = {"TABLE": TABLE}  # (rows whose reference is no NumPy's)
+                # (rows whose reference is no NumPy's; `_whole`)
+                namespace: dict = {"TABLE": TABLE, "_whole": _whole}
                 exec(compile(render(program, variant), "<numgrad interpreted kernel>",
                              "exec"), namespace)
                 kernel = _kernels[program, variant] = namespace["kernel"]
     return kernel
+
+
+#: The reductions' NumPy functions called as ufunc methods: what `np.sum` and the others
+#: call, without their Python wrapper (a few microseconds of a small launch's time).
+_REDUCE = {"sum": "np.add.reduce", "prod": "np.multiply.reduce",
+           "max": "np.maximum.reduce", "min": "np.minimum.reduce"}
+
+
+def _whole(value, shape: tuple[int, ...]):
+    """`value` broadcast to `shape`, where it is not that shape already."""
+    return value if getattr(value, "shape", None) == shape else np.broadcast_to(value, shape)
 
 
 def launch(kernel: Callable, variant: str, outs, shape, inputs, args) -> str:
@@ -131,12 +143,12 @@ class _Arrays(Skeleton):
         self.body(0, shifted=True)  # (no shifted indices: a rolled input is rolled whole)
         if self.p.reduce:
             # (The folded value may be a scalar, or broadcast along some dimensions.)
-            folded = f"np.broadcast_to(v{self.p.folded}, shape)"
+            folded = f"_whole(v{self.p.folded}, shape)"
             axes = tuple(range(self.k, self.k + self.r))
             how = f"dtype={self.acc}" if self.p.reduce in ("sum", "prod") \
                 else f"initial={self.identity}"  # max and min: the identity of empty axes
-            self.line(0, f"acc = np.{TABLE[self.p.reduce].ref.__name__}({folded}, "
-                         f"axis={axes}, {how})")
+            reduce = _REDUCE.get(self.p.reduce) or f"np.{TABLE[self.p.reduce].ref.__name__}"
+            self.line(0, f"acc = {reduce}({folded}, axis={axes}, {how})")
             index = ["...", *["0"] * self.r]
             value = self.code(0, self.p.epilogue, self.p.epilogue_dtypes, index, "e")
             self.line(0, f"red[...] = {value}")
