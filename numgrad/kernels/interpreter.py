@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from numgrad.kernels import INTERPRETED
+from numgrad.kernels import INTERPRETED, host
 from numgrad.kernels.codegen import Program, Skeleton, _substitute, scalar_type
 from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
 from numgrad.ops import TABLE
@@ -54,7 +54,7 @@ def kernel(program: Program, variant: str) -> Callable:
             kernel = _kernels.get((program, variant))
             if kernel is None:
                 # (rows whose reference is no NumPy's; `_whole`)
-                namespace: dict = {"TABLE": TABLE, "_whole": _whole}
+                namespace: dict = {"TABLE": TABLE, "_whole": _whole, "_rolled": _rolled}
                 exec(compile(render(program, variant), "<numgrad interpreted kernel>",
                              "exec"), namespace)
                 kernel = _kernels[program, variant] = namespace["kernel"]
@@ -70,6 +70,13 @@ _REDUCE = {"sum": "np.add.reduce", "prod": "np.multiply.reduce",
 def _whole(value, shape: tuple[int, ...]):
     """`value` broadcast to `shape`, where it is not that shape already."""
     return value if getattr(value, "shape", None) == shape else np.broadcast_to(value, shape)
+
+
+def _rolled(array, rolled: tuple[tuple[int, int], ...]):
+    """`array` as NumPy's ``roll`` by signed shifts ((dimension, shift), ...) gives it
+    (`host.roll`'s block copies: half the time of ``np.roll``)."""
+    return host.roll(array, tuple((d, s % array.shape[d]) for d, s in rolled
+                                  if s % array.shape[d]))
 
 
 def launch(kernel: Callable, variant: str, outs, shape, inputs, args) -> str:
@@ -171,8 +178,7 @@ class _Arrays(Skeleton):
             read = f"in{operands[0]}[{', '.join(index)}]"
             rolled = self.p.in_rolled[operands[0]] if self.p.in_rolled else ()
             if rolled:  # (body inputs only: read whole)
-                dims, shifts = zip(*rolled)
-                read = f"np.roll({read}, {shifts}, {dims})"
+                read = f"_rolled({read}, {tuple(rolled)})"
             return read, self.p.in_dtypes[operands[0]]
         if name == "acc":
             return "acc", self.p.acc_dtype
