@@ -20,7 +20,7 @@ from numgrad.autograd.backward import run_backward
 from numgrad.engine.launch import run
 from numgrad.engine.schedule import schedule
 from numgrad.kernels import host
-from numgrad.plan import prepared as prepared_module
+from numgrad.plan import views
 
 # Prepared plans are for the CPU target's compiled kernels (the interpreter's and CUDA's
 # plans run step by step: the SPEC tests in test_jit.py cover those).
@@ -146,12 +146,12 @@ _VIEWS = {  # views a launch makes of its inputs, as the CPU target makes them
 @pytest.mark.parametrize("make, how", list(_VIEWS.values()), ids=list(_VIEWS))
 def test_a_prepared_view_is_the_view_an_eager_launch_makes(make, how):
     """A prepared plan makes a launch's view of a new array from what it learnt of the
-    first (`prepared._spec`): the same elements, strides, flags and Numba type, which
+    first (`numgrad.plan.views.spec_of`): the same elements, strides, flags and Numba type, which
     its compiled kernel is called with unchecked."""
     first, again = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
-    spec = prepared_module._spec(make(first), first)
+    spec = views.spec_of(make(first), first)
     assert spec[3] == how
-    made, want = prepared_module._view(host, again, spec), make(again)
+    made, want = views.make_view(host, again, spec), make(again)
     assert made.shape == want.shape and made.strides == want.strides
     assert np.array_equal(made, want)
     assert {f: made.flags[f] for f in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE")} == \

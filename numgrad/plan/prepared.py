@@ -44,6 +44,7 @@ from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
 from numgrad.plan.cache import Cache
 from numgrad.plan.unrolled import unrolled
+from numgrad.plan.views import Unsupported, is_view, layout, make_view, read_at
 
 #: The plans that keep the arrays of their last run (to recycle): those run last, up to
 #: this many bytes of arrays, each plan counting for `PLAN_BYTES` more (at most 512);
@@ -65,10 +66,6 @@ UNROLL_AT = 32
 
 #: Calls whose result may be a view of their first input
 _MOVEMENTS = ("reshape", "permute", "expand", "index")
-
-
-class Unsupported(Exception):
-    """A plan (or one of its views) that a prepared plan does not handle."""
 
 
 class PreparedPlan:
@@ -114,7 +111,7 @@ class PreparedPlan:
         parallel = False  # whether a kernel needs the thread count (`cpu.threads`)
         for index, (step, record) in enumerate(launches):
             if isinstance(step, Call):
-                view = step.op in _MOVEMENTS and _is_view(arrays[step.output],
+                view = step.op in _MOVEMENTS and is_view(arrays[step.output],
                                                           arrays[step.inputs[0]])
                 if view and self.static[step.inputs[0]] is not None:
                     self.static[step.output] = getattr(backend, step.op)(
@@ -164,12 +161,12 @@ class PreparedPlan:
                 if slot is None:
                     arguments.append(array)  # the loop's shape; the threads, per call
                     continue
-                slot, spec = _read_at(array, slot, arrays, viewed)
+                slot, spec = read_at(array, slot, arrays, viewed)
                 if self.static[slot] is None:
                     holes.append((len(arguments), slot, spec, self._cached(plan, slot)))
                     arguments.append(None)
                 else:
-                    arguments.append(_view(backend, self.static[slot], spec))
+                    arguments.append(make_view(backend, self.static[slot], spec))
             own = plan.template[index].args  # (`step` may be a rebinding's)
             if own:
                 self.scalars[index] = tuple(_unboxed_faster(a) for a in own)
@@ -177,13 +174,13 @@ class PreparedPlan:
             # The arguments as a replay makes them, from this run's arrays.
             probe = list(arguments)
             for position, slot, spec, _ in holes:
-                probe[position] = _view(backend, arrays[slot], spec)
+                probe[position] = make_view(backend, arrays[slot], spec)
             entry = kernel if variant is None else \
                 _entry(kernel, [*targets, shape, 1, *views, *step.args], probe)
             self.steps.append((entry, outputs, arguments, holes, len(step.outputs) + 1, index))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
-        self.layouts = [_layout(arrays[s]) for s in plan.sources]
+        self.layouts = [layout(arrays[s]) for s in plan.sources]
         self.counts = dict(kernels_launched=launched + called,
                            cache_hits=launched - self.interpreted,
                            kernels_interpreted=self.interpreted)
@@ -246,7 +243,7 @@ class PreparedPlan:
     def matches(self, sources: list) -> bool:
         """Whether `sources` are laid out as those the plan was prepared for (the
         kernels' compiled functions are called without checking their arguments)."""
-        return all(_layout(a) == s for a, s in zip(sources, self.layouts))
+        return all(layout(a) == s for a, s in zip(sources, self.layouts))
 
     def run(self, sources: list, plan: Schedule | None = None) -> list:
         """Replay over `sources`, with the constants of `plan` (the prepared plan
@@ -284,7 +281,7 @@ class PreparedPlan:
         backend = self.backend
         self.unrolled = unrolled(self.steps, self.plan.template, self.plan.slots,
                                  self.scalars, self.readers, self.called_bytes,
-                                 dict(unused=_unused, view=_view, backend=backend,
+                                 dict(unused=_unused, view=make_view, backend=backend,
                                       empty=backend.empty))
         return self.unrolled
 
@@ -338,7 +335,7 @@ class PreparedPlan:
             for position, slot, spec, cached in holes:
                 base = arrays[slot]
                 if cached is None or bases[cached] is not base:
-                    arguments[position] = _view(backend, base, spec)
+                    arguments[position] = make_view(backend, base, spec)
                     if cached is not None:
                         bases[cached] = base
             kernel(*arguments)
@@ -379,13 +376,6 @@ def _unused(array, readers: list[int], bases: list) -> bool:
     return sys.getrefcount(array) == ours
 
 
-def _layout(array) -> tuple:
-    """What of `array` Numba's type of it holds, beyond its dtype and dimensions (which
-    the plan's structure fixes)."""
-    flags = array.flags
-    return array.strides, flags.writeable, flags.aligned
-
-
 def _entry(kernel, ran: list, probe: list):
     """`kernel`'s compiled function for the argument types of the launch that `ran`,
     if a replay's arguments (`probe`: the threads, None, aside) have those types; else
@@ -424,7 +414,7 @@ def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:
     fresh = set(needed)
     for step in reversed(plan.steps):
         if isinstance(step, Call) and step.output in fresh and step.op in _MOVEMENTS \
-                and _is_view(arrays[step.output], arrays[step.inputs[0]]):
+                and is_view(arrays[step.output], arrays[step.inputs[0]]):
             fresh.add(step.inputs[0])
     return fresh
 
@@ -434,74 +424,6 @@ def _compiled(kernel) -> bool:
     the tiered target's kernels are programs). Told by its attributes: Numba may be
     half imported, by the tiered target's thread, while this runs."""
     return hasattr(kernel, "overloads") and hasattr(kernel, "typeof_pyval")
-
-
-def _is_view(result, base) -> bool:
-    """Whether `result` is a view into `base`'s memory."""
-    return isinstance(base, np.ndarray) and isinstance(result, np.ndarray) and \
-        result.base is not None and np.shares_memory(result, base)
-
-
-def _spec(view, base) -> tuple:
-    """How to make `view` again from another array laid out as `base`: its shape,
-    strides and offset (in elements), and whether it is `base` itself ("same"), a
-    reshape of it ("reshape": C-contiguous, the same elements), another view of a
-    C-contiguous base ("window": NumPy's ndarray constructor, a fifth of the time
-    `backend.as_strided` takes to find that it can use it) or none of these
-    ("strided"). Each keeps the view's array type (layout, writability)."""
-    if not isinstance(base, np.ndarray) or not isinstance(view, np.ndarray):
-        raise Unsupported
-    offset = _address(view) - _address(base) if view.size else 0
-    if offset % view.itemsize or offset and not base.flags.c_contiguous:
-        raise Unsupported
-    spec = tuple(view.shape), tuple(view.strides), offset // view.itemsize
-    if not offset and view.shape == base.shape and view.strides == base.strides:
-        return *spec, "same"
-    if not offset and view.flags.c_contiguous and base.flags.c_contiguous and \
-            view.size == base.size:
-        return *spec, "reshape"
-    if base.flags.c_contiguous and view.flags.writeable == base.flags.writeable:
-        try:
-            _view(None, base, (*spec, "window"))
-        except ValueError:  # (reaches outside `base`: negative strides, say)
-            pass
-        else:
-            return *spec, "window"
-    return *spec, "strided"
-
-
-def _read_at(view, slot: int, arrays: list, viewed: dict[int, int]) -> tuple[int, tuple]:
-    """The slot to make `view` (of `slot`'s array) from, and how (`_spec`): the array
-    that the calls making `slot` as a view of another (`viewed`) start from, where
-    `view` can be made from it; a view of a view (a transposed matrix) then costs
-    one view of an array that is contiguous, and is made once while that array stays
-    the same (`PreparedPlan.run`)."""
-    spec = _spec(view, arrays[slot])
-    while slot in viewed:
-        try:
-            spec, slot = _spec(view, arrays[viewed[slot]]), viewed[slot]
-        except Unsupported:
-            break
-    return slot, spec
-
-
-def _view(backend, base, spec):
-    """The view `spec` (`_spec`) of `base`, made as an eager launch makes its views (so
-    of the same array type)."""
-    shape, strides, offset, how = spec
-    if how == "same":
-        return base
-    if how == "reshape":
-        return base.reshape(shape)
-    if how == "window":
-        return np.ndarray(shape, base.dtype, base, offset * base.itemsize, strides)
-    if offset:
-        base = base.reshape(-1)[offset:]
-    return backend.as_strided(base, shape, strides, writeable=True)
-
-
-def _address(array) -> int:
-    return array.__array_interface__["data"][0]
 
 
 def run_reused(plan: Schedule, sources: list) -> list:
