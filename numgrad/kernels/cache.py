@@ -202,9 +202,9 @@ class _SourceLoader(importlib.machinery.SourceFileLoader):
 
 
 def load_module(path: Path, text: str, module_name: str, name: str) -> Callable:
-    """`name` from the kernel module `module_name` at `path`, imported from `text` (the
-    compile worker imports the parent's modules so). Registered in `sys.modules`, so
-    Numba can find the module again when it unpickles the cached machine code."""
+    """`name` from the kernel module `module_name` at `path`, imported from `text`.
+    Registered in `sys.modules`, so Numba can find the module again when it unpickles
+    the cached machine code."""
     loader = _SourceLoader(module_name, str(path), text)
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)

@@ -26,6 +26,7 @@ runs; older ones let go of them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from collections.abc import Callable
@@ -64,6 +65,8 @@ RECYCLED_BYTES = MIN_BYTES
 #: plan replayed many times earns back (a few us per replay).
 UNROLL_AT = 32
 
+_AS_IS = contextlib.nullcontext()  # (a replay of compiled kernels only)
+
 #: Calls whose result may be a view of their first input
 _MOVEMENTS = ("reshape", "permute", "expand", "index")
 
@@ -101,7 +104,7 @@ class PreparedPlan:
         #: the launches it interprets (NumPy's function of the kernel: the interpreter
         #: target's, or the tiered target's before its kernel is compiled), and of
         #: those the tiered target's, as (program, shape): the plan is prepared again
-        #: once one of them is compiled (`stale`)
+        #: once one of them may load (`stale`)
         self.interpreted, self.waiting = 0, []
         self.checked = kernels.newly_compiled
         viewed: dict[int, int] = {}  # per slot a call makes as a view: the slot it views
@@ -268,10 +271,8 @@ class PreparedPlan:
             self.replays += 1
             replay = self._unroll() if self.replays >= UNROLL_AT else self._stepwise
         # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
-        if self.interpreted:  # (as the interpreter's launches: no float warnings)
-            with np.errstate(all="ignore"):
-                allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
-        else:
+        # (interpreted kernels, as the interpreter's launches: no float warnings)
+        with np.errstate(all="ignore") if self.interpreted else _AS_IS:
             allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
