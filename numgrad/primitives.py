@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from numgrad import dtypes, engine, lazy
+from numgrad import depth, dtypes, lazy
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
@@ -69,9 +69,7 @@ def _record(op, arg, bufs: tuple, nodes: tuple, cls, shape, dtype, device):
     if tracing.ACTIVE:
         tracing.wrapped(out)
     if buf.depth > MAX_DEPTH:
-        if TAPE.on:
-            TAPE.cut()
-        engine.realize(buf)
+        depth.cut(buf, TAPE.cut if TAPE.on else None)
     return out
 
 

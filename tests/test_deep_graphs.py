@@ -1,21 +1,27 @@
 """Deep graphs (long loops) and the kernels they compile: a depth-bound realization
 that cuts a loop's graph somewhere new each time compiles a new kernel each time, so
-deep backward passes are cut in repeating places (`autograd.backward.CUT_DEPTH`), and
-kernels read one buffer once however many views recorded its reads. Counts come from
+deep backward passes are cut in repeating places (where the loop repeats,
+`autograd.pieces`; else by depth, `autograd.backward.CUT_DEPTH`), and kernels read one
+buffer once however many views recorded its reads. Counts come from
 the engine's counters (deterministic); values are compared with NumPy (float64, rtol
 1e-12).
 """
 
+import autograd
+import autograd.numpy as anp
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
 import numgrad as ng
-from numgrad.autograd.backward import CUT_DEPTH, STACK_AT
+from numgrad import depth, lazy, primitives
+from numgrad.__main__ import bench_module
+from numgrad.autograd.backward import CUT_DEPTH, STACK_AT, _needed
+from numgrad.autograd.pieces import pieces
 from numgrad.engine.lowering import MAX_KERNEL_ARRAYS
 from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Launch
-from numgrad.kernels import cache
+from numgrad.kernels import cache, interpreter
 from numgrad.lazy import MAX_DEPTH
 from numgrad.plan import recipes
 
@@ -112,9 +118,12 @@ def test_a_deep_recurrences_backward_pass_compiles_few_kernel_structures(monkeyp
     # was one kernel of 66 arrays; now pieces of at most 32, and a shorter last one), 25,
     # compiled in less time (8.7 s against 10.7 s). A loop three times longer then needs
     # few more (2; 33 when all its stored values were computed in one realization).
+    # Cut a piece of 6 steps at a time where the pass repeats, and forward at the same
+    # place of a step each time, 16 (and 3 more: its forward cuts, one every 85 steps,
+    # fall at other places of a piece).
     monkeypatch.setattr(cache, "_memory", {})
-    assert kernel_structures(300) <= 25
-    assert kernel_structures(900) <= 4
+    assert kernel_structures(300) <= 16
+    assert kernel_structures(900) <= 3
 
 
 def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
@@ -172,3 +181,118 @@ def test_stacked_gradient_contributions_differentiate_again(steps):
     (hv,) = ng.grad((g * ng.tensor(v)).sum(), w)
     assert_allclose(g.numpy(), (np.cos(w0 * cs) * cs).sum(0), rtol=RTOL)
     assert_allclose(hv.numpy(), (-np.sin(w0 * cs) * cs**2 * v).sum(0), rtol=RTOL)
+
+
+def rk4_loss(np_, steps: int):
+    """RK4 (the programs benchmark's) through `steps` steps of ``tanh(y @ W1) @ W2 + b``
+    from fixed states (batch 6, state 2, hidden 4): the mean squared final state, a
+    function of (W1, W2, b), in the NumPy namespace `np_` (numgrad's or autograd's)."""
+    bench_module()  # (the checkout's asv_benchmarks on sys.path)
+    from benchmarks.programs import rk4
+
+    y0 = np.random.default_rng(5).standard_normal((6, 2))
+
+    def loss(W1, W2, b):
+        y = rk4(lambda y: np_.tanh(y @ W1) @ W2 + b, y0, 1.0 / steps, steps)
+        return (y * y).mean()
+    return loss
+
+
+def test_a_loop_of_any_length_launches_the_same_kernels(monkeypatch):
+    # Cut by depth counts, the neural ODE's pieces fell at other places of its step for
+    # other lengths: 49, 47 and 48 kernel structures for 50, 200 and 400 steps (issue
+    # 37), two of them not in all three. Cut where its nodes repeat, a piece per step,
+    # and its forward graph cut at the same place of a step each time: the same
+    # kernels for every length, but one that a loop whose last step holds a forward
+    # cut (every 10 steps here, from the first) does not need. Each length is run
+    # from nothing remembered, on the interpreter, which launches the programs the
+    # compiled targets would.
+    monkeypatch.setattr(ng.device.as_device("cpu"), "_backend", interpreter)
+    launched: set = set()
+    kernel = interpreter.kernel
+    monkeypatch.setattr(interpreter, "kernel",
+                        lambda program, variant: launched.add(program) or kernel(program, variant))
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal((2, 4)) / 2, rng.standard_normal((4, 2)) / 2,
+               rng.standard_normal(2) / 10]
+    programs = []
+    for steps in (20, 45, 93, 51):
+        ng.plan.clear()
+        launched.clear()
+        value, grads = ng.value_and_grad(rk4_loss(ng, steps), argnum=(0, 1, 2))(*weights)
+        want = autograd.value_and_grad(rk4_loss(anp, steps), argnum=(0, 1, 2))(*weights)
+        assert_allclose(value, want[0], rtol=RTOL)
+        for got, w in zip(grads, want[1]):
+            assert_allclose(got, w, rtol=RTOL)
+        programs.append(frozenset(launched))
+    assert programs[0] == programs[1] == programs[2]
+    assert programs[3] < programs[0] and len(programs[0] - programs[3]) == 1
+
+
+def test_pieces_follow_the_loops_step():
+    # A step of the loop h <- tanh(h * w + x) is four nodes (the expand of w, *, +,
+    # tanh); a piece is at least 24 nodes, so 6 steps; the last 1 to 6 steps are a
+    # piece each; the node before the loop (w's leaf) is the first piece, the one
+    # after it (the sum) the last.
+    for steps, single in ((60, 6), (61, 1), (64, 4)):
+        w, hs = recurrence(steps)
+        number = pieces(_needed([hs[-1].sum()._node], None))
+        assert number is not None
+        counts = np.bincount(number).tolist()
+        assert counts == [1] + [24] * ((steps - single) // 6) + [4] * single + [1]
+        assert number.tolist() == sorted(number.tolist())
+
+
+def test_a_forward_cut_falls_at_the_same_place_of_each_step(monkeypatch):
+    # The loop's graph grows deeper than MAX_DEPTH every 10 steps: each time it is
+    # realized up to the same product of its step, not wherever depth ran out, as
+    # many operations after the last cut; the value read after is the same.
+    made, cuts = [], []
+    make, cut_point = lazy.make, depth.cut_point
+    monkeypatch.setattr(primitives.lazy, "make",
+                        lambda *args: made.append(None) or make(*args))
+    monkeypatch.setattr(depth, "cut_point",
+                        lambda chain: cuts.append((len(made), cut_point(chain))) or cuts[-1][1])
+    rng = np.random.default_rng(1)
+    weights = [ng.tensor(rng.standard_normal(s) / 2) for s in ((2, 4), (4, 2), (2,))]
+    got = rk4_loss(ng, 60)(*weights).item()
+    assert len(cuts) == 5
+    assert {(p.op.name, p.shape) for _, p in cuts} == {("matmul", (6, 2))}
+    assert len(set(np.diff([at for at, _ in cuts[1:]]))) == 1  # (the first: from the start)
+    want = rk4_loss(np, 60)(*[w.numpy() for w in weights])
+    assert_allclose(got, want, rtol=RTOL)
+
+
+def test_a_cut_works_depths_out_again():
+    # A buffer's depth is fixed when made: once a source is realized, it is too deep
+    # until worked out again, and is not cut for a depth it does not have.
+    x = ng.tensor(np.ones(3))
+    for _ in range(200):
+        x = x * 1.01
+    middle = x
+    for _ in range(50):
+        x = x + 1.0
+    middle.numpy()
+    assert x._buf.depth == 251  # (a constant operand is 1 deep)
+    assert depth.refresh(x._buf) == 51
+    y = x
+    for _ in range(10):
+        y = y * 0.5
+    assert y._buf.depth == 61 and not x._buf.is_realized
+    assert_allclose(y.numpy(), (1.01 ** 200 + 50) * 0.5 ** 10, rtol=RTOL)
+
+
+def test_tracing_for_jit_cuts_nothing(monkeypatch):
+    # Nothing is computed while ng.jit traces: the cut is not tried at each operation
+    # past MAX_DEPTH (working depths out at each was quadratic: 500 s for RK4's trace).
+    refreshed, longest_chain = [], depth.longest_chain
+    monkeypatch.setattr(depth, "longest_chain",
+                        lambda buf: refreshed.append(buf) or longest_chain(buf))
+    rng = np.random.default_rng(2)
+    weights = [ng.tensor(rng.standard_normal(s) / 2) for s in ((2, 4), (4, 2), (2,))]
+    loss = rk4_loss(ng, 30)
+    assert_allclose(ng.jit(loss)(*weights).item(), loss(*weights).item(), rtol=RTOL)
+    assert len(refreshed) > 0  # (the eager call's)
+    refreshed.clear()
+    ng.jit(rk4_loss(ng, 31))(*weights).item()
+    assert refreshed == []

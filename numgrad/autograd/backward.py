@@ -7,10 +7,12 @@ import itertools
 import operator
 import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from numgrad import dtypes, engine
 from numgrad.autograd.grad_mode import set_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
+from numgrad.autograd.pieces import pieces
 from numgrad.lazy import MAX_DEPTH
 from numgrad.ops import CONST, MOVEMENT
 from numgrad.plan import recipes, tracing
@@ -22,13 +24,14 @@ from numgrad.primitives import _apply, _as
 grad_lock = threading.Lock()
 
 #: A deep backward pass (a long loop's) is cut in repeating places, so that its
-#: realizations share a few kernel structures rather than each compiling its own:
+#: realizations share a few kernel structures rather than each compiling its own: where
+#: its nodes repeat (`numgrad.autograd.pieces`), a piece of its loop at a time; else
 #: when a value it reads, or a gradient it makes, is deeper than this, it computes
 #: all of them (`_compute_saved`, `_propagate`), before `MAX_DEPTH` would cut one.
 CUT_DEPTH = MAX_DEPTH // 2
-#: The saved values are computed a band of this many depths at a time: a multiple of
-#: a loop's period in depth (as for periods 2, 3, 4, 6, 8, 12) gives each band the
-#: same graph, so the same kernels.
+#: Where they do not repeat, the saved values are computed a band of this many depths
+#: at a time: a multiple of a loop's period in depth (as for periods 2, 3, 4, 6, 8, 12)
+#: gives each band the same graph, so the same kernels.
 BAND = 24
 #: A node's gradient contributions are added when it is reached, and the sum fuses
 #: into its readers. From this many on (a weight read at every step of a loop), they are
@@ -165,8 +168,10 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
     with set_grad_enabled(create_graph):
         if create_graph or is_grads_batched or tracing.ACTIVE:
-            _compute_saved(_saved(order))
-            _propagate(outputs, seeds, _pending(order), deliver)
+            saved = _saved(order)
+            split = _split(order, saved, 0)
+            _compute_saved(saved, split)
+            _propagate(outputs, seeds, _pending(order), deliver, split)
         else:
             if _propagate_or_replay(outputs, seeds, order, targets, deliver) and \
                     structural is not None:
@@ -202,31 +207,68 @@ def _saved(order: list[Node]) -> list:
     return saved
 
 
-def _compute_saved(saved: list) -> None:
+class _Split(NamedTuple):
+    """A deep pass's pieces (`numgrad.autograd.pieces`): each node's, and each saved
+    value's (its node's)."""
+
+    nodes: list[int]
+    values: list[int]
+
+
+def _deep(saved: list) -> bool:
+    """Whether a value of `saved` is deeper than `CUT_DEPTH`."""
+    return bool(saved) and max(map(_depth, saved)) > CUT_DEPTH
+
+
+def _split(order: list[Node], saved: list, leading: int) -> _Split | None:
+    """The pieces of a deep pass (`_deep`) whose nodes `order` repeat, with its saved
+    values as `_saved` lists them after `leading` others (of the first piece); else
+    None."""
+    number = pieces(order) if _deep(saved) else None
+    if number is None:
+        return None
+    nodes = number.tolist()
+    values = [0] * leading
+    for node, k in zip(order, nodes):
+        if type(node) is OpNode and node.saved is not None:
+            values += [k] * (len(node.saved) + 1)
+    return _Split(nodes, values)
+
+
+def _compute_saved(saved: list, split: _Split | None) -> None:
     """Compute the pending buffers of `saved` (a pass's saved values, in the forward
     order), if one of them is deeper than `CUT_DEPTH` (views and constants excepted:
-    free to read again): a realization per run of them in one band of `BAND` depths.
+    free to read again): a realization per piece of the pass (`split`), or where it
+    has none, per run of them in one band of `BAND` depths.
 
     A long loop's forward values are then stored as an eager library stores them,
     rather than recomputed, from wherever the loop was last cut for depth, in each
     realization of the backward pass that reads them: the pass's graphs then repeat
-    from step to step, and so do its kernels. So do the bands' graphs, whatever the
+    from step to step, and so do its kernels. So do the pieces' graphs, whatever the
     loop's length: one realization of all the values would pack them into kernels
-    at places that do not follow the loop's period.
+    at places that do not follow the loop's step.
     """
-    if saved and max(map(_depth, saved)) > CUT_DEPTH:
-        pending = [b for b in saved if b.realized is None and b.op.kind not in _FREE]
-        for _, run in itertools.groupby(pending, key=_band):
-            engine.realize(*dict.fromkeys(run))
+    if not _deep(saved):
+        return
+    keys = map(_band, saved) if split is None else split.values
+    pending = [(k, b) for k, b in zip(keys, saved)
+               if b.realized is None and b.op.kind not in _FREE]
+    for _, run in itertools.groupby(pending, key=operator.itemgetter(0)):
+        engine.realize(*dict.fromkeys(b for _, b in run))
 
 
-def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
+def _propagate(outputs, seeds, waiting: dict[Node, int], deliver, split: _Split | None,
                delivered: list | None = None) -> None:
     """Run the VJP rules from `outputs`, seeded by `seeds`, over the needed nodes
     (`waiting`: each with its count of pending senders, counted down here), handing
     each node's summed gradient to `deliver` (and, as (position, buffer) pairs, to
-    `delivered`)."""
-    position = {node: i for i, node in enumerate(waiting)} if delivered is not None else None
+    `delivered`). Pending gradients are computed together (`recipes.cut`) where the
+    pass reaches a piece before the ones it ran (`split`), and where one grows deeper
+    than `CUT_DEPTH`."""
+    position = {node: i for i, node in enumerate(waiting)} \
+        if delivered is not None or split is not None else None
+    piece = split.nodes if split is not None else None
+    reached = None  # the earliest piece reached
     grads = _Contributions()
     for out, seed in zip(outputs, seeds):
         grads.add(out._node, seed)
@@ -234,6 +276,10 @@ def _propagate(outputs, seeds, waiting: dict[Node, int], deliver,
              if node in waiting and waiting[node] == 0]
     while ready:
         node = ready.pop()
+        if piece is not None and (reached is None or piece[position[node]] < reached):
+            if reached is not None:  # the pieces after it are done: the cuts repeat
+                recipes.cut(grads.buffers())
+            reached = piece[position[node]]
         grad = grads.pop(node)
         if grad is not None:
             if node.hooks:
@@ -318,17 +364,20 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     and no rule read a value (`Tape.read`)."""
     key, starts = recipes.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = recipes.recall(key) if key is not None else None
+    split = None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
-        _compute_saved(starts if starts is not None else _saved(order))
+        saved = starts if starts is not None else _saved(order)
+        split = _split(order, saved, len(seeds) if starts is not None else 0)
+        _compute_saved(saved, split)
     if recipe:
         wrap = type(seeds[0])._wrap
         for i, buf in recipes.gradients(recipe, starts, order, targets):
             deliver(order[i], wrap(buf))
     elif recipe is False:  # a new structure: run the rules, and record what they make
         recipes.record(lambda delivered: _propagate(outputs, seeds, _pending(order), deliver,
-                                                   delivered), key, starts, order)
+                                                   split, delivered), key, starts, order)
     else:
-        _propagate(outputs, seeds, _pending(order), deliver)
+        _propagate(outputs, seeds, _pending(order), deliver, split)
     return key is not None and not TAPE.read
 
 

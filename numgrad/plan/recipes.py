@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numgrad import engine, lazy
+from numgrad import depth, engine, lazy
 from numgrad import plan as remembering
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
@@ -204,7 +204,7 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer], order: list[Node] = ()
             if buf.op is op:
                 buf.sig = sig
             if buf.depth > MAX_DEPTH:
-                engine.realize(buf)
+                depth.cut(buf)
             bufs.append(buf)
         if cuts and len(bufs) - len(starts) in cuts:
             _compute([bufs[r] for r in cuts[len(bufs) - len(starts)]])
