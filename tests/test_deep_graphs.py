@@ -296,3 +296,12 @@ def test_tracing_for_jit_cuts_nothing(monkeypatch):
     refreshed.clear()
     ng.jit(rk4_loss(ng, 31))(*weights).item()
     assert refreshed == []
+
+
+def test_a_deep_pass_through_freed_nodes_says_so():
+    # The first 150 steps' saved values are freed by the first backward pass: the
+    # second, deep and repeating, is refused by the freed node's rule, as a shallow one.
+    w, hs = recurrence(300)
+    hs[150].sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        hs[-1].sum().backward()

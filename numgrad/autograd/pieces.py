@@ -36,8 +36,8 @@ def pieces(order: list[Node]) -> np.ndarray | None:
     Nodes are compared by their primitive and output shape (an `AccumulateGrad` by
     its kind): a loop's step is the shortest period of that sequence in the middle of
     the pass, and the loop the stretch around the middle that has that period."""
-    codes = repeats.codes(((n.op, n.out.shape) if type(n) is OpNode else type(n)
-                           for n in order), len(order))
+    codes = repeats.codes(((n.op, n.out and n.out.shape) if type(n) is OpNode else type(n)
+                           for n in order), len(order))  # (out None: freed)
     step = repeats.period(codes, MIN_REPEATS, MAX_STEP)
     if step is None:
         return None
