@@ -3,6 +3,7 @@ built without touching a device; and the source generated for a few programs."""
 
 import dataclasses
 import inspect
+import re
 import sys
 
 import numpy as np
@@ -129,6 +130,33 @@ def test_column_reduction_runs_its_reduced_loop_outside():
     program, _, source = _source(x.sum(axis=0))
     assert program.reduce_outer
     assert source.index("for i1 in range(shape[1]):") < source.index("for i0 in range(")
+
+
+def test_what_does_not_vary_along_the_loops_is_computed_before_them(numba_cpu, monkeypatch):
+    # tanh(w * tanh(w * c) + c) broadcast to 2 elements: Numba's compiler hoisted it out
+    # of the loop itself and then copied the loop for each branch of the two tanh (LLVM's
+    # loop unswitching), compiling for minutes; 85 of them (a recurrence from a constant
+    # state, cut for depth) never finished. Written before the loop, they compile at once.
+    launched = []
+    kernel = cpu.kernel
+    monkeypatch.setattr(cpu, "kernel", lambda program, variant:
+                        launched.append(cpu.render(program, variant)) or kernel(program, variant))
+    w = ng.tensor(0.8)
+    h = ng.zeros(2)
+    for _ in range(2):
+        h = (h * w + 0.1).tanh()
+    want = np.tanh(0.8 * np.tanh(0.1) + 0.1)
+    np.testing.assert_allclose(h.numpy(), [want, want], rtol=1e-15)
+    tanh = "vm.tanh(" if cpu.VECTOR_MATH else "math.tanh("
+    (source,) = launched
+    loop = source.index("for i0 in range(shape[0]):")
+    assert source.rindex(tanh) < loop and source[loop:].count("\n") == 2  # (its store)
+    x = ng.tensor(rng.standard_normal(5))  # (a varying input: read, and used, in the loop)
+    np.testing.assert_allclose((x * w).sin().numpy(), np.sin(x.numpy() * 0.8), rtol=1e-15)
+    loop = launched[1].index("for i0")
+    assert re.search(r"v\d+ = in\d\[0\]", launched[1]).start() < loop  # w
+    assert loop < re.search(r"v\d+ = in\d\[i0\]", launched[1]).start() < \
+        launched[1].index("sin(")
 
 
 def test_parallel_variant_spreads_the_outer_loop():

@@ -253,6 +253,8 @@ class Skeleton:
             self.acc = scalar_type(program.acc_dtype)
             self.identity = f"{self.acc}({_identity(program.reduce, program.acc_dtype)})"
             self.combine = TABLE[program.reduce].combine
+        #: the positions of the code written before the loops (`hoist`)
+        self.hoisted: frozenset[int] = frozenset()
 
     @staticmethod
     def parameters(program: Program) -> tuple[list[str], list[str], list[str]]:
@@ -267,11 +269,33 @@ class Skeleton:
 
     def code(self, depth: int, code, dtypes, index: list[str], prefix: str) -> str:
         """Write `code` (whose inputs are read at the loop index `index`, per
-        dimension); returns the name of its last value."""
+        dimension; the program's, but what `hoist` wrote); returns the name of its last
+        value."""
+        written = self.hoisted if code is self.p.code else ()
         for pos, ins in enumerate(code):
-            value = _expression(self.p, ins, dtypes, pos, index, prefix, self.exprs)
-            self.line(depth, f"{prefix}{pos} = {value}")
+            if pos not in written:
+                value = _expression(self.p, ins, dtypes, pos, index, prefix, self.exprs)
+                self.line(depth, f"{prefix}{pos} = {value}")
         return f"{prefix}{len(code) - 1}"
+
+    def hoist(self) -> None:
+        """Write the code that does not vary along the loops (arguments, inputs read
+        at one element, and what is computed from them alone) once, before them.
+
+        A compiler hoists it too, then copies the loop for each branch it holds
+        (LLVM's loop unswitching): a chain of such branchy math (``tanh(w * tanh(w *
+        c))``, a recurrence from a constant state) made 2 ** branches loops and
+        compiled for minutes."""
+        dims = set(range(self.k + self.r))
+        hoisted: set[int] = set()
+        for pos, (name, *operands) in enumerate(self.p.code):
+            if name == "arg" or name == "in" and dims <= set(self.p.fixed_dims(operands[0])) \
+                    or name in TABLE and operands and hoisted.issuperset(operands):
+                hoisted.add(pos)
+                value = _expression(self.p, self.p.code[pos], self.p.dtypes, pos,
+                                    ["0"] * len(dims), "v", self.exprs)
+                self.line(0, f"v{pos} = {value}")
+        self.hoisted = frozenset(hoisted)
 
     def shifted(self, depth: int, dims) -> None:
         """The shifted indices of loop dimensions `dims` that rolled inputs read at

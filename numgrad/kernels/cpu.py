@@ -162,6 +162,7 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
     loops = _Loops(program, lines, variant.lanes, {**(VECTOR_EXPRS if vector else {}), **calls})
+    loops.hoist()
     if not program.reduce:
         loops.elementwise(parallel)
     elif program.reduce_outer:
