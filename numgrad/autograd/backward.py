@@ -168,9 +168,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
 
     with set_grad_enabled(create_graph):
         if create_graph or is_grads_batched or tracing.ACTIVE:
-            saved = _saved(order)
-            split = _split(order, saved, 0)
-            _compute_saved(saved, split)
+            split = _compute_saved(order, _saved(order), 0)
             _propagate(outputs, seeds, _pending(order), deliver, split)
         else:
             if _propagate_or_replay(outputs, seeds, order, targets, deliver) and \
@@ -215,16 +213,10 @@ class _Split(NamedTuple):
     values: list[int]
 
 
-def _deep(saved: list) -> bool:
-    """Whether a value of `saved` is deeper than `CUT_DEPTH`."""
-    return bool(saved) and max(map(_depth, saved)) > CUT_DEPTH
-
-
-def _split(order: list[Node], saved: list, leading: int) -> _Split | None:
-    """The pieces of a deep pass (`_deep`) whose nodes `order` repeat, with its saved
-    values as `_saved` lists them after `leading` others (of the first piece); else
-    None."""
-    number = pieces(order) if _deep(saved) else None
+def _split(order: list[Node], leading: int) -> _Split | None:
+    """The pieces of a pass whose nodes `order` repeat, with its saved values as
+    `_saved` lists them after `leading` others (of the first piece); else None."""
+    number = pieces(order)
     if number is None:
         return None
     nodes = number.tolist()
@@ -235,11 +227,12 @@ def _split(order: list[Node], saved: list, leading: int) -> _Split | None:
     return _Split(nodes, values)
 
 
-def _compute_saved(saved: list, split: _Split | None) -> None:
-    """Compute the pending buffers of `saved` (a pass's saved values, in the forward
-    order), if one of them is deeper than `CUT_DEPTH` (views and constants excepted:
-    free to read again): a realization per piece of the pass (`split`), or where it
-    has none, per run of them in one band of `BAND` depths.
+def _compute_saved(order: list[Node], saved: list, leading: int) -> _Split | None:
+    """Compute the pending buffers of `saved` (the saved values of the nodes `order`,
+    after `leading` others, in the forward order), if one of them is deeper than
+    `CUT_DEPTH` (views and constants excepted: free to read again): a realization per
+    piece of the pass (`_split`, returned for `_propagate`), or where it has none, per
+    run of them in one band of `BAND` depths. None for a shallow pass.
 
     A long loop's forward values are then stored as an eager library stores them,
     rather than recomputed, from wherever the loop was last cut for depth, in each
@@ -248,13 +241,15 @@ def _compute_saved(saved: list, split: _Split | None) -> None:
     loop's length: one realization of all the values would pack them into kernels
     at places that do not follow the loop's step.
     """
-    if not _deep(saved):
-        return
+    if not saved or max(map(_depth, saved)) <= CUT_DEPTH:
+        return None
+    split = _split(order, leading)
     keys = map(_band, saved) if split is None else split.values
     pending = [(k, b) for k, b in zip(keys, saved)
                if b.realized is None and b.op.kind not in _FREE]
     for _, run in itertools.groupby(pending, key=operator.itemgetter(0)):
         engine.realize(*dict.fromkeys(b for _, b in run))
+    return split
 
 
 def _propagate(outputs, seeds, waiting: dict[Node, int], deliver, split: _Split | None,
@@ -366,9 +361,10 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     recipe = recipes.recall(key) if key is not None else None
     split = None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
-        saved = starts if starts is not None else _saved(order)
-        split = _split(order, saved, len(seeds) if starts is not None else 0)
-        _compute_saved(saved, split)
+        if starts is not None:
+            split = _compute_saved(order, starts, len(seeds))
+        else:
+            split = _compute_saved(order, _saved(order), 0)
     if recipe:
         wrap = type(seeds[0])._wrap
         for i, buf in recipes.gradients(recipe, starts, order, targets):
