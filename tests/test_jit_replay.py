@@ -20,7 +20,7 @@ from numgrad.autograd.backward import run_backward
 from numgrad.engine.launch import run
 from numgrad.engine.schedule import schedule
 from numgrad.kernels import host
-from numgrad.plan import views
+from numgrad.plan import runner, views
 
 # Prepared plans are for the CPU target's compiled kernels (the interpreter's and CUDA's
 # plans run step by step: the SPEC tests in test_jit.py cover those).
@@ -54,10 +54,10 @@ def prepared(fn, *args):
     return trace.prepared
 
 
-def calls(plan) -> list[tuple[str, str]]:
+def calls(plan) -> list[tuple[str, type]]:
     """The prepared plan's calls left to replay (its launches aside): each one's
-    operation and how it runs ("view", "into", "full" or "call")."""
-    return [(plan.plan.steps[s[0]].op, s[1]) for s in plan.steps if len(s) == 3]
+    operation and how it runs (its step's type: `runner.CalledInto` and so on)."""
+    return [(s.call.op, type(s)) for s in plan.steps if isinstance(s, runner.Called)]
 
 
 def test_a_final_plan_stores_only_what_is_read_later(monkeypatch):
@@ -167,7 +167,8 @@ def test_matmuls_run_between_launches():
 
     step = ng.jit(f)
     x = ng.tensor(rng.standard_normal((5, 4)))
-    assert [c for c in calls(prepared(step, x)) if c[0] == "matmul"] == [("matmul", "into")] * 2
+    matmuls = [c for c in calls(prepared(step, x)) if c[0] == "matmul"]
+    assert matmuls == [("matmul", runner.CalledInto)] * 2
     held = step(x)  # noqa: F841 (the last result, held: the next one is a new array)
     with ng.engine.record() as rec:
         got = step(x)
@@ -182,7 +183,7 @@ def test_scatter_adds_of_slices_assign_into_the_plans_buffers():
 
     step = ng.jit(f)
     plan = prepared(step, ng.tensor(rng.standard_normal((3, 5)), requires_grad=True))
-    assert [c for c in calls(plan) if c[0] == "index_add"] == [("index_add", "into")] * 2
+    assert [c for c in calls(plan) if c[0] == "index_add"] == [("index_add", runner.CalledInto)] * 2
     got = step(ng.tensor(rng.standard_normal((3, 5)), requires_grad=True))  # held
     for _ in range(3):  # the buffers' zeros outside the slices stay zeros
         x = ng.tensor(rng.standard_normal((3, 5)), requires_grad=True)

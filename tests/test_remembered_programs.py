@@ -18,7 +18,7 @@ import remembered_programs as mp
 import numgrad as ng
 from numgrad import plan as remembering
 from numgrad.capture.trace import Trace
-from numgrad.plan import prepared, step_plans
+from numgrad.plan import runner, step_plans
 from numgrad.plan.stage import Stage
 
 # (the modules: the packages' `backward` and `realize` are functions)
@@ -134,8 +134,8 @@ def test_several_outputs_catch_a_dropped_cotangent_of_outputs_that_are_inputs(mo
 def test_repetition_catches_a_written_out_replay_that_leaves_out_its_last_step(monkeypatch):
     """The written-out replay runs from the 32nd replay of a plan: the 40 runs reach it
     (and fail there: the step's output is missing)."""
-    written = prepared.unrolled
-    monkeypatch.setattr(prepared, "unrolled", lambda steps, *rest: written(steps[:-1], *rest))
+    written = runner.written_out
+    monkeypatch.setattr(runner, "written_out", lambda steps, *rest: written(steps[:-1], *rest))
     assert not _campaign("repeat", repeats=30).found  # (short of it: not caught)
     mp.forget()
     assert _checks(_campaign("repeat")) & {"remembered", "kept", "error"}
@@ -143,7 +143,7 @@ def test_repetition_catches_a_written_out_replay_that_leaves_out_its_last_step(m
 
 @pytest.mark.usefixtures("numba_cpu")  # (prepared plans: compiled kernels)
 def test_changing_inputs_catch_a_buffer_recycled_while_a_result_holds_it(monkeypatch):
-    monkeypatch.setattr(prepared, "_unused", lambda array, readers, bases: True)
+    monkeypatch.setattr(runner, "unused", lambda array, readers, bases: True)
     assert "kept" in _checks(_campaign("changing"))
 
 

@@ -4,8 +4,9 @@ of the same structure comes back.
 - `numgrad.plan.tape` and `numgrad.plan.tracing`: the recorders (a thread's operations
   since its last realization; ``ng.jit``'s tracer);
 - `numgrad.plan.schedules`: a graph's schedule, rebound to a new graph of its structure;
-- `numgrad.plan.prepared` and `numgrad.plan.unrolled`: a schedule run again, prepared
-  (its buffers and steps bound once) and, replayed often, written out as one function;
+- `numgrad.plan.prepared` and `numgrad.plan.runner`: a schedule run again, prepared
+  (its buffers and typed steps bound once) and, replayed often, written out as one
+  function;
 - `numgrad.plan.recipes`, `numgrad.plan.scalar_pass` and `numgrad.plan.stage`: a
   backward pass's gradients rebuilt without its VJP rules, and its realizations by
   position;

@@ -43,8 +43,8 @@ from numgrad.kernels import interpreter
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
+from numgrad.plan import runner
 from numgrad.plan.cache import Cache
-from numgrad.plan.unrolled import unrolled
 from numgrad.plan.views import Unsupported, is_view, layout, make_view, read_at
 
 #: The plans that keep the arrays of their last run (to recycle): those run last, up to
@@ -60,7 +60,7 @@ HOLDING = Cache("prepared plans holding arrays", HELD_BYTES, lambda plan, _: pla
 RECYCLED_BYTES = MIN_BYTES
 
 #: A prepared plan runs its steps one by one until its `UNROLL_AT`-th replay, and as
-#: one function written out from then on (`numgrad.plan.unrolled`): writing it out
+#: one function written out from then on (`numgrad.plan.runner`): writing it out
 #: costs about 10 us per line of it (a few ms for a training step's plan), which only a
 #: plan replayed many times earns back (a few us per replay).
 UNROLL_AT = 32
@@ -77,7 +77,7 @@ class PreparedPlan:
     def __init__(self, plan: Schedule, arrays: list, spy: list, needed: set[int],
                  fixed: dict[int, object]):
         backend = plan.slots[0].device.backend
-        self.plan, self.backend, self.empty = plan, backend, backend.empty
+        self.plan, self.backend = plan, backend
         records = iter(spy)
         launches = [(step, next(records) if isinstance(step, Launch) else None)
                     for step in plan.steps]
@@ -89,16 +89,13 @@ class PreparedPlan:
         self.static: list = [None] * len(plan.slots)
         for slot, array in fixed.items():
             self.static[slot] = array
-        self.steps: list[tuple] = []
+        self.steps: list[runner.Step] = []
         #: per slot written anew: the array its last run handed out (small ones)
         self.kept: list = [None] * len(plan.slots)
         #: per view cached (a hole of a small slot): the array it was made from
         self.bases: list = []
         #: per small slot written anew: the views cached of it
         self.readers: dict[int, list[int]] = {}
-        #: per launch with scalar arguments (by step): the template's own, unboxed (a
-        #: replay with no values of its own runs with them)
-        self.scalars: dict[int, tuple] = {}
         #: per upload slot: the last index array uploaded, and its upload
         self.uploaded: dict[int, tuple] = {}
         #: the launches it interprets (NumPy's function of the kernel: the interpreter
@@ -124,18 +121,17 @@ class PreparedPlan:
                 into = _into(step, result, fresh)
                 if into:  # a value the plan keeps, computed into its own buffer
                     self.static[step.output] = np.zeros(info.shape, info.dtype)
-                how = "view" if view else "into" if into else \
-                    "full" if step.op == "full" else "call"
                 if view:
                     viewed[step.output] = step.inputs[0]
-                elif how == "call" and step.op == "matmul" and _small(info) and \
-                        isinstance(result, np.ndarray) and result.flags.c_contiguous:
-                    how = "recycled"  # a matmul into the array it gave last time
-                    self.readers[step.output], self.kept[step.output] = [], result
+                prepared = _called(step.op, getattr(backend, step.op), plan.template[index],
+                                   index, view, into, result, info)
+                if isinstance(prepared, runner.Recycled):
+                    self.readers[step.output], self.kept[step.output] = prepared.readers, result
                 if not view and (into or not backend.is_view(result)):  # `run_call`'s count
                     called += 1
-                    self.called_bytes += result.nbytes if how in ("call", "full") else 0
-                self.steps.append((index, how, getattr(backend, step.op)))
+                    allocates = type(prepared) in (runner.Called, runner.Filled)
+                    self.called_bytes += result.nbytes if allocates else 0
+                self.steps.append(prepared)
                 continue
             outputs = []  # slots written anew at each call: (slot, its Slot, readers)
             for slot in step.outputs:
@@ -148,7 +144,8 @@ class PreparedPlan:
                     info = plan.slots[slot]
                     self.static[slot] = backend.empty(info.shape, info.dtype)
             if record is None:  # nothing to compute
-                self.steps.append((None, outputs, [], [], 0, index))
+                self.steps.append(runner.Launched(None, outputs, [], [], 0, index, None,
+                                                  backend))
                 continue
             kernel, variant, shape, targets, views = record
             if not _compiled(kernel):  # tiered: the CPU kernel, once compiled
@@ -171,8 +168,7 @@ class PreparedPlan:
                 else:
                     arguments.append(make_view(backend, self.static[slot], spec))
             own = plan.template[index].args  # (`step` may be a rebinding's)
-            if own:
-                self.scalars[index] = tuple(_unboxed_faster(a) for a in own)
+            own = tuple(_unboxed_faster(a) for a in own) if own else None
             arguments += [_unboxed_faster(a) for a in step.args]
             # The arguments as a replay makes them, from this run's arrays.
             probe = list(arguments)
@@ -180,7 +176,8 @@ class PreparedPlan:
                 probe[position] = make_view(backend, arrays[slot], spec)
             entry = kernel if variant is None else \
                 _entry(kernel, [*targets, shape, 1, *views, *step.args], probe)
-            self.steps.append((entry, outputs, arguments, holes, len(step.outputs) + 1, index))
+            self.steps.append(runner.Launched(entry, outputs, arguments, holes,
+                                              len(step.outputs) + 1, index, own, backend))
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [layout(arrays[s]) for s in plan.sources]
@@ -189,9 +186,9 @@ class PreparedPlan:
                            kernels_interpreted=self.interpreted)
         #: bytes of the arrays it keeps from one run to the next (`HOLDING`)
         self.held_bytes = sum(_nbytes(plan.slots[slot]) for slot in self.readers)
-        #: the replays run so far step by step, and then (from the `UNROLL_AT`-th) the
-        #: steps written out as one function (`numgrad.plan.unrolled`)
-        self.replays, self.unrolled = 0, None
+        #: the steps run one by one, and from the `UNROLL_AT`-th replay written out as one
+        #: function; the replays run so far (None once written out)
+        self.replay, self.replays = runner.run(self.steps, self.called_bytes), 0
 
     def _interpreted(self, kernel, shape) -> Callable:
         """NumPy's function for a launch whose kernel is not compiled (the interpreter's,
@@ -266,94 +263,24 @@ class PreparedPlan:
             if last is None or last[0] is not host:  # (the same index: the same upload)
                 last = self.uploaded[slot] = host, upload(plan, slot, host)
             arrays[slot] = last[1]
-        replay = self.unrolled
-        if replay is None:
+        if self.replays is not None:  # (None: written out)
             self.replays += 1
-            replay = self._unroll() if self.replays >= UNROLL_AT else self._stepwise
+            if self.replays >= UNROLL_AT:
+                self.replay, self.replays = runner.written_out(
+                    self.steps, self.called_bytes, self.backend), None
         # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
         # (interpreted kernels, as the interpreter's launches: no float warnings)
         with np.errstate(all="ignore") if self.interpreted else _AS_IS:
-            allocated = replay(arrays, plan.values, self.threads(), self.kept, self.bases)
+            allocated = self.replay(arrays, plan.values, self.threads(), self.kept, self.bases)
         counters.count(bytes_allocated=allocated, **self.counts)
         return arrays
-
-    def _unroll(self):
-        """The steps written out as one function, kept (`numgrad.plan.unrolled`)."""
-        backend = self.backend
-        self.unrolled = unrolled(self.steps, self.plan.template, self.plan.slots,
-                                 self.scalars, self.readers, self.called_bytes,
-                                 dict(unused=_unused, view=make_view, backend=backend,
-                                      empty=backend.empty))
-        return self.unrolled
-
-    def _stepwise(self, arrays: list, values, threads: int, kept: list, bases: list) -> int:
-        """Run the steps one by one over `arrays` (`unrolled`'s function, interpreted:
-        the same arguments and result)."""
-        template, empty, backend = self.plan.template, self.empty, self.backend
-        scalars = self.scalars
-        allocated = self.called_bytes
-        for step in self.steps:
-            if len(step) == 3:  # a call (counted with the plan), by the backend's `fn`
-                index, how, fn = step
-                call = template[index]
-                arg = call.arg if values is None or values[index] is None else \
-                    call.bound_arg(values[index])
-                if how == "into":
-                    fn(*[arrays[s] for s in call.inputs], arg, out=arrays[call.output])
-                elif how == "recycled":
-                    array = kept[call.output]
-                    if array is not None and _unused(array, self.readers[call.output], bases):
-                        fn(*[arrays[s] for s in call.inputs], arg, out=array)
-                    else:
-                        array = kept[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
-                        allocated += array.nbytes
-                    arrays[call.output] = array
-                elif how == "full":
-                    info = self.plan.slots[call.output]
-                    arrays[call.output] = fn(info.shape, arg, info.dtype)
-                else:
-                    arrays[call.output] = fn(*[arrays[s] for s in call.inputs], arg)
-                continue
-            kernel, outputs, arguments, holes, threads_at, index = step
-            for slot, info, readers in outputs:
-                array = kept[slot]
-                if array is None or not _unused(array, readers, bases):
-                    array = empty(info.shape, info.dtype)
-                    allocated += array.nbytes
-                    if readers is not None:
-                        kept[slot] = array
-                arrays[slot] = array
-            if kernel is None:
-                continue
-            # (The argument list is the plan's: filled in and used; the views of small
-            # arrays stay in it, those of large ones are emptied again.)
-            arguments[threads_at] = threads
-            own = scalars.get(index)
-            if own:  # the rebound plan's scalars, else the template's own: always
-                # written, since another rebinding of the plan may have left its own
-                bound = values[index] if values is not None else None
-                arguments[-len(own):] = own if bound is None else bound
-            for position, slot, spec, cached in holes:
-                base = arrays[slot]
-                if cached is None or bases[cached] is not base:
-                    arguments[position] = make_view(backend, base, spec)
-                    if cached is not None:
-                        bases[cached] = base
-            kernel(*arguments)
-            for position, _, _, cached in holes:
-                if cached is None:
-                    arguments[position] = None
-        return allocated
 
     def let_go(self) -> None:
         """Drop the arrays kept from the last run (the next one allocates afresh)."""
         self.kept = [None] * len(self.kept)
         self.uploaded.clear()
         for step in self.steps:
-            if len(step) != 3:
-                for position, _, _, cached in step[3]:
-                    if cached is not None:
-                        step[2][position] = None
+            step.let_go()
         self.bases = [None] * len(self.bases)
 
 
@@ -363,18 +290,6 @@ def _nbytes(info) -> int:
 
 def _small(info) -> bool:
     return _nbytes(info) < RECYCLED_BYTES
-
-
-def _unused(array, readers: list[int], bases: list) -> bool:
-    """Whether nothing but the plan refers to `array`, the small buffer it kept (in
-    `kept`) and of which it made the views `readers` (each: the array in `bases`, and
-    in the argument list itself or through its view)."""
-    # (`kept`, the caller's variable, this function's argument, getrefcount's own)
-    ours = 4
-    for h in readers:  # (a loop: a generator costs more than the test)
-        if bases[h] is array:
-            ours += 2
-    return sys.getrefcount(array) == ours
 
 
 def _entry(kernel, ran: list, probe: list):
@@ -388,6 +303,20 @@ def _entry(kernel, ran: list, probe: list):
         return kernel
     compiled = kernel.overloads.get(signature)
     return kernel if compiled is None else compiled.entry_point
+
+
+def _called(op: str, fn: Callable, call: Call, index: int, view: bool, into: bool, result,
+            info) -> runner.Step:
+    """The step of `call` (the template's `index`-th, by the backend's `fn`), which gave
+    `result` (a view of its input if `view`; written into a kept buffer if `into`)."""
+    if into:
+        return runner.CalledInto(fn, call, index)
+    if op == "full":
+        return runner.Filled(fn, call, index, info.shape, info.dtype)
+    if not view and op == "matmul" and _small(info) and isinstance(result, np.ndarray) \
+            and result.flags.c_contiguous:
+        return runner.Recycled(fn, call, index, [])
+    return runner.Called(fn, call, index)
 
 
 def _into(step: Call, result, fresh: set[int]) -> bool:
