@@ -22,7 +22,7 @@ class LazyBuffer:
     Once realized, a buffer drops its sources, so a realized graph is just its
     arrays. ``arg`` holds the operation's static argument (axes, a shape, an
     index key, a constant's value). ``sig`` is the engine's number for what the node
-    is, less its sources (`numgrad.plan.schedules.signature`), found when first walked
+    is, less its sources (`numgrad.plan.keys.signature`), found when first walked
     (or given by the backward recipe that made it again). ``key_view``, set only on a
     computed value used as an index, is the read-only view of it that keys are made of
     (`numgrad.primitives.key_array`).

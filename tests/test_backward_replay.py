@@ -17,7 +17,7 @@ import random_programs as rp
 import numgrad as ng
 from numgrad import lazy
 from numgrad.autograd.graph import OpNode
-from numgrad.plan import recipes, schedules, step_plans
+from numgrad.plan import keys, recipes, step_plans
 
 rng = np.random.default_rng(11)
 
@@ -216,7 +216,7 @@ def test_threads_record_and_rebuild_passes_side_by_side():
 
 
 def test_a_rebuilt_pass_numbers_its_buffers_as_a_walk_would(rules, monkeypatch):
-    # A rebuilt buffer takes its signature from the recipe (`numgrad.plan.schedules.signature`):
+    # A rebuilt buffer takes its signature from the recipe (`numgrad.plan.keys.signature`):
     # it must be the one the engine's walk finds for it, or schedules would be mixed up.
     checked = []
     rebuild = recipes.rebuild
@@ -225,8 +225,8 @@ def test_a_rebuilt_pass_numbers_its_buffers_as_a_walk_would(rules, monkeypatch):
         bufs = rebuild(recipe, starts, order)
         for buf in bufs[len(starts):]:
             if buf.sig is not None:  # (pending: nothing realizes it before the walk)
-                assert buf.sig == schedules.signature(buf.op, buf.arg, buf.shape, buf.dtype,
-                                                  buf.device, len(buf.srcs))
+                assert buf.sig == keys.signature(buf.op, buf.arg, buf.shape, buf.dtype,
+                                                 buf.device, len(buf.srcs))
                 checked.append(buf)
         return bufs
 

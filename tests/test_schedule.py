@@ -18,7 +18,7 @@ from numgrad.engine.schedule import schedule
 from numgrad.engine.steps import Call, Launch
 from numgrad.kernels import cpu
 from numgrad.kernels.layout import arrange, contiguous_strides
-from numgrad.plan import prepared, schedules
+from numgrad.plan import keys, prepared, schedules
 
 rng = np.random.default_rng(7)
 
@@ -324,9 +324,9 @@ def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(mo
 def test_signatures_numbered_anew_after_the_table_is_emptied_never_mix_schedules(
         monkeypatch):
     # The numbers of node signatures are never reused: emptying the full table
-    # (schedules.MAX_NUMBERS) only costs misses, even for pending nodes walked again that
+    # (keys.MAX_NUMBERS) only costs misses, even for pending nodes walked again that
     # kept their old numbers, and graphs of other structures never share a schedule.
-    monkeypatch.setattr(schedules, "MAX_NUMBERS", 3)
+    monkeypatch.setattr(keys, "MAX_NUMBERS", 3)
     schedules.CACHE.clear()
     a = rng.standard_normal((2, 3))
     for i in range(6):

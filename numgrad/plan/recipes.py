@@ -4,7 +4,7 @@ dtypes and devices; new values) runs the VJP rules once. Their lazy graph is kep
 recipe and made again from the new graph's saved values at later steps.
 
 A pass is keyed by its needed nodes in the engine's order: each node's rule, argument
-(as its output's signature, `numgrad.plan.schedules.signature`, which the engine's walk
+(as its output's signature, `numgrad.plan.keys.signature`, which the engine's walk
 of the same graph then finds made) and edges, and the buffers it starts from (the
 seeds, and each node's saved inputs and output), by shape, dtype, device and which of
 them are one buffer. The recipe is the
@@ -34,8 +34,8 @@ from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
 from numgrad.plan.cache import Cache
+from numgrad.plan.keys import signature
 from numgrad.plan.scalar_pass import ScalarPass
-from numgrad.plan.schedules import signature
 
 #: Recipes kept, by their pass's structure (`structure`); None for a pass that is not
 #: reusable
@@ -52,7 +52,7 @@ class Recipe:
     sources first (``op`` None: a constant whose value is ``arg``, or ``arg`` itself, a
     fixed buffer, `numgrad.lazy.fixed`); refs number the
     starting buffers first, then the made ones; ``sig`` is the buffer's signature
-    (`numgrad.plan.schedules.signature`), which a buffer made again as recorded (not
+    (`numgrad.plan.keys.signature`), which a buffer made again as recorded (not
     folded) takes without finding it again. `delivered` has, per gradient handed to a node
     (a leaf's, an input's), the node's position and the gradient's ref."""
 

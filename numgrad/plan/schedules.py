@@ -4,8 +4,8 @@ operations, shapes, dtypes and devices; new values) schedules it once.
 `walk` orders the pending graph and writes its structure as a hashable key:
 each node's operation, static argument, shape, dtype, device and sources (by position),
 with constants' values, computed buffers' contents and index arrays' contents left
-out. A node's description is numbered once (`signature`) and the number kept on it,
-so the key is a flat tuple of integers, cheap to hash and compare. A remembered
+out. A node's description is numbered once (`numgrad.plan.keys`) and the number kept
+on it, so the key is a flat tuple of integers, cheap to hash and compare. A remembered
 schedule is rebound to a new graph of that structure by position: its slots to the
 new buffers, its scalar arguments to the new constants' values, and its gathers'
 indices (uploads) and the calls that index by integer arrays to the new graph's
@@ -15,17 +15,15 @@ is then planned once.
 
 from __future__ import annotations
 
-import itertools
 import operator
 from dataclasses import dataclass
 
 from numgrad import plan as remembering
-from numgrad.arguments import Unhashable, hashable
 from numgrad.engine.reads import wrapped_index
 from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
-from numgrad.ops import CONST
 from numgrad.plan.cache import Cache
+from numgrad.plan.keys import intern, signature_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +67,8 @@ def walk(targets: list[LazyBuffer]) -> Walk:
     sources before consumers), the computed buffers they read, and the key of their
     structure (None if an argument is of a kind `hashable` does not know).
 
-    The key is flat: per node its signature (`signature`, which counts its sources)
+    The key is flat: per node its signature (`numgrad.plan.keys`, which counts its
+    sources)
     then the positions of its sources; then the computed buffers' descriptions, and
     the targets' positions. Buffers are their own keys (by identity: LazyBuffer
     defines no equality), which is faster than keying by ``id``: this runs at every
@@ -98,8 +97,7 @@ def walk(targets: list[LazyBuffer]) -> Walk:
     for buf in order:
         sig = buf.sig
         if sig is None:
-            sig = buf.sig = signature(buf.op, buf.arg, buf.shape, buf.dtype, buf.device,
-                                      len(buf.srcs))
+            sig = signature_of(buf)
         keyed = keyed and sig >= 0
         nodes.append(sig)
         for s in buf.srcs:
@@ -108,37 +106,9 @@ def walk(targets: list[LazyBuffer]) -> Walk:
                 ref = position[s] = -1 - len(sources)
                 sources.append(s)
             nodes.append(ref)
-    key = (tuple(nodes), tuple([_intern((s.shape, s.dtype, s.device.type)) for s in sources]),
+    key = (tuple(nodes), tuple([intern((s.shape, s.dtype, s.device.type)) for s in sources]),
            tuple([position[t] for t in targets])) if keyed else None
     return Walk(order, sources, key)
-
-
-def signature(op, arg, shape, dtype, device, arity: int) -> int:
-    """The number of a node's structure, less its sources' identities: its operation,
-    static argument (not a constant's value), shape, dtype, device type and number of
-    sources; -1 if the argument is of a kind `hashable` does not know."""
-    try:
-        arg = None if op.kind == CONST or arg is None else hashable(arg)
-    except Unhashable:
-        return -1
-    return _intern((op.name, arg, shape, dtype, device.type, arity))
-
-
-#: Descriptions numbered so far. Numbers are never reused: when the table is full it is
-#: emptied, and a description seen again gets a new number (a node that kept the old
-#: one then keys a schedule that no new graph matches, which is only a miss).
-_numbers: dict[tuple, int] = {}
-_next_number = itertools.count()
-MAX_NUMBERS = 1 << 16
-
-
-def _intern(description: tuple) -> int:
-    number = _numbers.get(description)
-    if number is None:
-        if len(_numbers) >= MAX_NUMBERS:
-            _numbers.clear()
-        number = _numbers[description] = next(_next_number)
-    return number
 
 
 _depth = operator.attrgetter("depth")

@@ -3,13 +3,12 @@ step can be recognized as the last one again (`numgrad.plan.step_plans`).
 
 Recording only appends: each pending buffer made (`lazy.make`, `LazyBuffer.const`) and
 each history node made (`primitives._apply`). `Tape.described` then describes them by
-structure, once, when a backward pass asks: per buffer its operation's name, static
-argument (not a constant's value: a step plan binds it, as the engine's reused schedules
-do; index arrays by dtype and shape, as the engine keys them), shape, dtype, device
-type, and where each source comes from: an earlier buffer of the tape (its position) or
-one from outside it (``-1 - k`` for the k-th one met); per node its output's position
-and where each edge goes, the same way. Two runs of the same code on new values give
-equal descriptions.
+structure, once, when a backward pass asks: per buffer its signature
+(`numgrad.plan.keys`, the engine's: no constant's value, which a step plan binds, and
+index arrays by dtype and shape) and where each source comes from: an earlier buffer of
+the tape (its position) or one from outside it (``-1 - k`` for the k-th one met); per
+node its output's position and where each edge goes, the same way. Two runs of the
+same code on new values give equal descriptions.
 
 A thread keeps a tape once it has run a backward pass (`Tape.active`): code that never
 trains, and a tape that describes nothing (`Tape.stop`), pays one attribute test per
@@ -22,8 +21,7 @@ import math
 import threading
 from dataclasses import dataclass
 
-from numgrad.arguments import Unhashable, hashable
-from numgrad.ops import CONST
+from numgrad.plan.keys import signature_of
 
 #: A tape longer than this describes no step (a step records dozens of operations, a
 #: long one thousands): it stops, rather than hold every buffer made since the last
@@ -154,20 +152,14 @@ class _Describing:
         nodes `nodes`; False where it describes no step (a buffer computed already, a
         node's output not a buffer of the tape)."""
         where, outside = self.where, self.outside
-        add, add_all = self.entries.append, self.entries.extend
+        add = self.entries.append
         for position, buf in enumerate(bufs, len(where)):
-            if buf.realized is not None:
+            sig = buf.sig
+            if sig is None:
+                sig = signature_of(buf)
+            if buf.realized is not None or sig < 0:
                 return False
-            arg = buf.arg
-            if arg is not None:
-                if buf.op.kind == CONST:  # (its value is bound: `numgrad.plan.step_plans`)
-                    arg = None
-                else:
-                    try:
-                        hash(arg)
-                    except TypeError:
-                        arg = _described(arg)
-            add_all((buf.op.name, arg, buf.shape, buf.dtype, buf.device.type))
+            add(sig)
             for s in buf.srcs:
                 ref = where.get(s)
                 add(_outside(outside, s) if ref is None else ref)
@@ -201,8 +193,8 @@ def _outside(outside: dict, item) -> int:
 class Description:
     """A tape by structure (`Tape.described`)."""
 
-    #: per buffer, flat: its name, argument, shape, dtype, device type and source refs
-    #: (numbers: a name, a string, starts the next buffer's)
+    #: per buffer, flat: its signature (`numgrad.plan.keys`, which counts its sources)
+    #: and its sources' refs
     entries: tuple
     #: per history node, flat: its output's position, its number of edges, their refs
     nodes: tuple
@@ -214,31 +206,6 @@ class Description:
     node_at: dict
     #: the nodes from outside the tape (the leaves'), by first use
     outside_nodes: list
-
-
-class _Same:
-    """An argument of a kind that has no description, compared by identity."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other) -> bool:
-        return type(other) is _Same and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-
-def _described(arg):
-    """`arg` hashable, as the engine describes it (`numgrad.arguments.hashable`:
-    index arrays by dtype and shape, their values bound by the step plan), or by
-    identity."""
-    try:
-        return hashable(arg)
-    except Unhashable:
-        return _Same(arg)
 
 
 #: The tape of each thread.
