@@ -13,7 +13,7 @@ imported.
 
 Where ``numpy.ndarray`` and ``torch.Tensor`` give one name two meanings (``size``,
 ``max(dim)``, ``sort``, ``repeat``, ``std``, ``nonzero``, ``put``...), numgrad keeps NumPy's
-(docs/decisions.md). tests/test_tensor_habits.py lists the names of both that numgrad
+(docs/decisions.md). tests/numpy/test_tensor_habits.py lists the names of both that numgrad
 leaves out, each with its reason.
 """
 

@@ -8,7 +8,7 @@ in Numba's simulator), and the same assertions against NumPy hold there.
 The suite's CPU kernels are compiled in the foreground (``NUMGRAD_CPU_KERNELS=numba``)
 unless the environment names another mode: its assertions count compiles and compare
 results bit for bit between runs, which the default mode (``tiered``: interpreted until
-the worker has compiled a kernel, SPEC §7) leaves to timing. `tests/test_tiered.py`
+the worker has compiled a kernel, SPEC §7) leaves to timing. `tests/kernels/test_tiered.py`
 tests the default in processes of its own; `.ci/run` runs the suite in the other modes.
 """
 

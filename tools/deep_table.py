@@ -1,5 +1,5 @@
 """What a deep loop's first backward pass compiles: the 300-step recurrence
-``h = tanh(h * w + x)`` (two elements) of ``tests/test_processes.py``, value and
+``h = tanh(h * w + x)`` (two elements) of ``tests/system/test_processes.py``, value and
 gradient, with an empty kernel cache (a new temporary folder, so nothing is read from
 disk), in a fresh process per run.
 

@@ -31,8 +31,9 @@ if ! "$PY" -c "import sys, numgrad as ng; sys.exit(not ng.cuda.is_available())";
 fi
 
 # The device-parametrised tests, on cuda.
-NUMGRAD_TEST_DEVICE=cuda "$PY" -m pytest tests/test_op_matrix.py tests/test_autograd.py \
-    tests/test_tensor.py tests/test_array_ops.py tests/test_cuda.py -q -x
+NUMGRAD_TEST_DEVICE=cuda "$PY" -m pytest tests/system/test_op_matrix.py \
+    tests/autograd/test_autograd.py tests/numpy/test_tensor.py tests/numpy/test_array_ops.py \
+    tests/kernels/test_cuda.py -q -x
 
 # The summary table.
 "$PY" tools/gpu_table.py

@@ -1,5 +1,5 @@
 """Compare numgrad's PyTorch-named Tensor methods with PyTorch itself: the calls of
-tests/test_tensor_habits.py (values, and the gradients of the composites) made on
+tests/numpy/test_tensor_habits.py (values, and the gradients of the composites) made on
 ``torch.tensor`` and ``ng.tensor`` of the same float64 data.
 
 PyTorch is never a numgrad dependency; run this in an environment of its own with numgrad
@@ -21,7 +21,7 @@ import torch
 
 import numgrad as ng
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "numpy"))
 import test_tensor_habits as habits  # noqa: E402
 
 GRADIENT_CALLS = next(mark.args[1] for mark in

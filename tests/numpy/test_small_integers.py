@@ -5,7 +5,7 @@ integers and bools (they wrap as NumPy's do), floats at 1e-12 relative (float64)
 of int8 is float32 where NumPy's is float16, which numgrad lacks (docs/decisions.md).
 
 The tests take the integer type under test from the fixtures `dtype` and `other` (the
-second operand's type, "same" for `dtype`'s): `tests/test_unsigned_integers.py` imports
+second operand's type, "same" for `dtype`'s): `tests/numpy/test_unsigned_integers.py` imports
 them and runs them on the unsigned types with fixtures of its own. Each pairing compiles a
 kernel per row: README's command runs a few (`params`), `.ci/run` every one."""
 

@@ -1,5 +1,5 @@
 """uint8, uint16, uint32 and uint64 (the Array API standard's unsigned integers): every
-test of `tests/test_small_integers.py` (each elementwise row at the edges of the type,
+test of `tests/numpy/test_small_integers.py` (each elementwise row at the edges of the type,
 casts, reductions, scans, promotion, Python scalars) runs here on the unsigned types,
 with this module's `dtype` and `other` fixtures; then what only unsigned types have:
 uint64 beside a signed integer, negative Python integers and floats cast from outside

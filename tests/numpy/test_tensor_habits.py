@@ -132,7 +132,7 @@ TORCH_MEANS_OTHERWISE = {
 
 
 def _torch_names() -> list[str]:
-    path = pathlib.Path(__file__).parent / "data" / "torch_tensor_names.txt"
+    path = pathlib.Path(__file__).parents[1] / "data" / "torch_tensor_names.txt"
     return [line for line in path.read_text().splitlines() if not line.startswith("#")]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 distributed = pytest.importorskip("dask.distributed")
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 import dask_data_parallel  # noqa: E402
 import dask_sweep  # noqa: E402

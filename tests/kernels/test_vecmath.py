@@ -17,7 +17,7 @@ import numgrad as ng
 from numgrad.kernels import cache, vector_width
 from numgrad.kernels import vecmath as vm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import ulp_table  # noqa: E402
 
 NAMES = list(vm.IMPLEMENTATIONS["float64"])  # (EXPRS has cbrt too: estimated by these)

@@ -286,7 +286,7 @@ def test_bench_without_a_source_checkout_says_so(monkeypatch, tmp_path):
 def test_bench_finds_the_harness_in_the_checkout():
     compare = cli.bench_module()
     assert Path(compare.__file__) == cli.ASV_BENCHMARKS / "benchmarks" / "compare.py"
-    assert cli.ASV_BENCHMARKS == Path(__file__).resolve().parent.parent / "asv_benchmarks"
+    assert cli.ASV_BENCHMARKS == Path(__file__).resolve().parents[2] / "asv_benchmarks"
 
 
 def test_help_describes_each_command_and_the_demos_options():

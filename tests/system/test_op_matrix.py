@@ -27,7 +27,7 @@ TERNARY_OPS = [p for p in TABLE.values() if p.kind == TERNARY and not p.conditio
 ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc", "floor_divide"}
 #: binary rows without a gradient for their first operand (autograd's have none): it
 #: does not require grad in the gradient tests (a backward pass through it while it
-#: does raises: tests/test_special_bessel_gamma.py)
+#: does raises: tests/numpy/test_special_bessel_gamma.py)
 NO_GRAD_FIRST = {"gammainc", "gammaincc"}
 #: numgrad's name -> the Tensor method or module function that applies it
 API_NAME = {"rint": "round"}
