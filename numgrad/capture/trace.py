@@ -3,7 +3,7 @@ and replay that plan.
 
 A trace knows the tensors the call reads that existed before it (*bound* tensors:
 the arguments, then the captured ones in the order the trace met them). Its plan is
-one `Schedule` whose source slots, results and effects are *references*, resolved
+one `numgrad.plan.bound.Plan` whose source slots, results and effects are *references*, resolved
 at each call:
 
 - ``(VALUE, j)``: bound tensor ``j``'s value when the call starts;
@@ -26,7 +26,7 @@ from numgrad.engine.realize import LOCK
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.plan import tracing
-from numgrad.plan.prepared import PreparedPlan, try_again
+from numgrad.plan.prepared import PreparedPlan, run_reused
 from numgrad.tensor import Tensor
 
 VALUE, GRAD, SLOT, FIXED = range(4)
@@ -98,26 +98,15 @@ class Trace:
                         for j, attribute, b in effects]
         needed = {where for kind, where in self.results + [r for *_, r in self.effects if r]
                   if kind == SLOT}
-        with LOCK:
-            fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
-                     if ref[0] == FIXED} if plan else {}
-            self.prepared = plan and PreparedPlan.build(plan, arrays, spy, needed, fixed)
-        #: what preparing the plan again needs, and whether it is not prepared (a
-        #: view it could not make again), with its tries (`try_again`)
-        self.needs, self.unprepared = (needed, fixed), bool(plan) and not self.prepared
-        self.tries = {"runs": 1, "tried": kernels.newly_compiled}
-
-    def _run(self, sources: list, again: bool = False) -> list:
-        """Run the plan step by step; a plan not prepared is prepared again when
-        `prepared.try_again` says, and one that interprets kernels compiled since
-        (`again`: `PreparedPlan.stale`, the tiered target) at once."""
-        if not again and (not self.unprepared or not try_again(self.tries)):
-            return run(self.plan, sources)
-        spy: list = []
-        arrays = run(self.plan, sources, spy)
-        self.prepared = PreparedPlan.build(self.plan, arrays, spy, *self.needs)
-        self.unprepared = not self.prepared
-        return arrays
+        if plan:  # prepared from this run, for the slots the calls read and the data
+            # it holds (prepared again, if need be, as `run_reused` says)
+            runs = plan.runs
+            runs.needed = needed
+            runs.fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
+                          if ref[0] == FIXED}
+            runs.count, runs.tried = 1, kernels.newly_compiled
+            with LOCK:
+                runs.prepared = PreparedPlan.build(plan, arrays, spy, needed, runs.fixed)
 
     def matches(self) -> bool:
         """Whether the captured tensors are as they were at the trace."""
@@ -141,12 +130,7 @@ class Trace:
         else:
             sources = [_resolve(r, bound, None) for r in self.sources]
             with LOCK:
-                if self.prepared and self.prepared.stale():
-                    arrays = self._run(sources, again=True)
-                elif self.prepared and self.prepared.matches(sources):
-                    arrays = self.prepared.run(sources)
-                else:
-                    arrays = self._run(sources)
+                arrays = run_reused(self.plan, sources)
         results = [_resolve(r, bound, arrays) for r in self.results]
         values = [None if ref is None else _resolve(ref, bound, arrays)
                   for _, _, ref in self.effects]

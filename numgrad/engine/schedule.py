@@ -37,6 +37,7 @@ from numgrad.engine.steps import Call, Schedule, Slot
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, ELEMENTWISE, LIBRARY, MOVEMENT, REDUCE
 from numgrad.plan import schedules
+from numgrad.plan.bound import Plan
 
 #: A node consumed by several kernels is recomputed in each when its expression
 #: (up to the nearest computed buffers) costs at most this many cheap operations
@@ -68,11 +69,11 @@ def _fusible(buf: LazyBuffer, weight: dict[int, int]) -> bool:
 
 
 def schedule(targets: list[LazyBuffer], final: bool = False,
-             constants: list | None = None) -> tuple[Schedule, list[LazyBuffer]]:
-    """The schedule that computes the unrealized `targets`, and the buffer
-    of each of its slots: the computed ones feed `Schedule.sources`, the others receive
-    what the schedule computes. A graph of a structure scheduled before reuses that
-    schedule (`numgrad.plan.schedules`).
+             constants: list | None = None) -> tuple[Plan, list[LazyBuffer]]:
+    """The plan that computes the unrealized `targets` (a schedule bound to their
+    graph, `numgrad.plan.bound.Plan`), and the buffer of each of its slots: the
+    computed ones feed its `sources`, the others receive what it computes. A graph of a
+    structure scheduled before reuses that schedule (`numgrad.plan.schedules`).
 
     A `final` schedule (``ng.jit``'s plan) stores only the targets and what its own
     later steps read: the caller will not ask for the other values. It is neither
@@ -128,7 +129,8 @@ def schedule(targets: list[LazyBuffer], final: bool = False,
     elif FUSION and not final:
         merged = merge_siblings(items, max_ops, cut=forced)
     items = merged
-    plan, bufs, args, uploads = _freeze(items)
+    frozen, bufs, args, uploads = _freeze(items)
+    plan = Plan(frozen)
     if constants is not None:
         constants += args
     count(nodes_scheduled=len(order), scheduler_steps=len(order) + sum(

@@ -5,13 +5,12 @@ A `Schedule` is what the scheduler produces and what execution, ``ng.explain`` a
 step names the slots it reads and writes; `Schedule.sources` are slots the caller
 binds to computed buffers when it runs the schedule, and `Schedule.uploads` are host
 arrays (gather indices) copied to the device at run time. So one schedule can run
-again over other buffers of the same shapes and dtypes. (Its `memo` is the exception:
-what running it learnt, such as its prepared form, kept for its next runs.)
+again over other buffers of the same shapes and dtypes.
 """
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,8 +65,8 @@ class Call:
     output: int
 
     def bound_arg(self, values: list):
-        """`arg` with the values rebound to it (`Schedule.values`): a constant's value,
-        or the key of a node that indexes by arrays."""
+        """`arg` with the values rebound to it (`numgrad.plan.bound.Plan.values`): a
+        constant's value, or the key of a node that indexes by arrays."""
         return (self.arg[0], values[0]) if self.op == "library" else values[0]
 
 
@@ -80,49 +79,18 @@ class Slot:
     device: object
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class Schedule:
     """Steps in order, over buffers `slots`. A step runs on the device of what it
-    writes (a copy between devices is a `Call` on the destination).
+    writes (a copy between devices is a `Call` on the destination). `sources` are
+    the slots bound to computed buffers, `uploads` the index arrays copied in, per
+    slot, when it runs. (`numgrad.plan.bound.Plan` binds a schedule to the constants
+    of one graph of its structure.)"""
 
-    A schedule rebound to a new graph of its structure (`numgrad.plan.schedules.recall`)
-    has `values`: per step of the remembered one (`template`), the scalar arguments (a
-    launch's) or the argument's values (a call's, `Call.bound_arg`) of the new graph,
-    or None where there are none. Its `steps` are made with them when first read: a
-    prepared replay reads `template` and `values` (making a step costs a
-    microsecond, and a plan has dozens).
-    """
-
-    __slots__ = ("template", "slots", "sources", "uploads", "memo", "values", "_made")
-
-    def __init__(self, steps: tuple[Launch | Call, ...], slots: tuple[Slot, ...],
-                 sources: tuple[int, ...], uploads: tuple[tuple[int, np.ndarray], ...],
-                 memo: dict | None = None, values: list | None = None):
-        init = object.__setattr__  # (frozen: `__setattr__` refuses)
-        init(self, "template", steps)
-        init(self, "slots", slots)
-        init(self, "sources", sources)
-        init(self, "uploads", uploads)
-        #: what running the schedule learnt (`engine.prepared.run_reused`), shared with
-        #: its rebindings to new graphs of its structure (`numgrad.plan.schedules.recall`)
-        init(self, "memo", {} if memo is None else memo)
-        init(self, "values", values)
-        init(self, "_made", None)
-
-    def __setattr__(self, name: str, value) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}: a schedule is frozen")
-
-    @property
-    def steps(self) -> tuple[Launch | Call, ...]:
-        if self.values is None:
-            return self.template
-        if self._made is None:
-            object.__setattr__(self, "_made", tuple(
-                step if values is None else
-                Launch(step.program, step.loop, step.reduced, step.outputs, step.inputs,
-                       step.tables, tuple(values)) if isinstance(step, Launch) else
-                Call(step.op, step.inputs, step.bound_arg(values), step.output)
-                for step, values in zip(self.template, self.values)))
-        return self._made
+    steps: tuple[Launch | Call, ...]
+    slots: tuple[Slot, ...]
+    sources: tuple[int, ...]
+    uploads: tuple[tuple[int, np.ndarray], ...]
 
     def __repr__(self) -> str:
-        return f"Schedule({len(self.template)} steps, {len(self.slots)} slots)"
+        return f"Schedule({len(self.steps)} steps, {len(self.slots)} slots)"

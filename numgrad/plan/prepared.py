@@ -38,12 +38,13 @@ from numgrad import plan as remembering
 from numgrad.dtypes import python_scalar
 from numgrad.engine import counters
 from numgrad.engine.launch import run, upload
-from numgrad.engine.steps import Call, Launch, Schedule
+from numgrad.engine.steps import Call, Launch
 from numgrad.kernels import interpreter
 from numgrad.kernels.codegen import Program
 from numgrad.kernels.host import basic_key
 from numgrad.kernels.host_pool import MIN_BYTES
 from numgrad.plan import runner
+from numgrad.plan.bound import Plan, Runs
 from numgrad.plan.cache import Cache
 from numgrad.plan.views import Unsupported, is_view, layout, make_view, read_at
 
@@ -74,7 +75,7 @@ _MOVEMENTS = ("reshape", "permute", "expand", "index")
 class PreparedPlan:
     """`plan` with its intermediates in buffers of its own; `run` replays it."""
 
-    def __init__(self, plan: Schedule, arrays: list, spy: list, needed: set[int],
+    def __init__(self, plan: Plan, arrays: list, spy: list, needed: set[int],
                  fixed: dict[int, object]):
         backend = plan.slots[0].device.backend
         self.plan, self.backend = plan, backend
@@ -211,7 +212,7 @@ class PreparedPlan:
         self.checked = kernels.newly_compiled
         return any(self.backend.loadable(program, shape) for program, shape in self.waiting)
 
-    def _cached(self, plan: Schedule, slot: int) -> int | None:
+    def _cached(self, plan: Plan, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
         writes and keeps, a small source or a small upload; None for others (large
         ones, and views made by the plan's calls: a view kept of one of those would
@@ -226,7 +227,7 @@ class PreparedPlan:
         return len(self.bases) - 1
 
     @classmethod
-    def build(cls, plan: Schedule, arrays: list, spy: list, needed: set[int],
+    def build(cls, plan: Plan, arrays: list, spy: list, needed: set[int],
               fixed: dict[int, object]):
         """`plan` prepared, given the run that gave `arrays` (per slot) and `spy` (per
         launch, `run`'s record), for a caller that needs the slots `needed` and gives
@@ -245,7 +246,7 @@ class PreparedPlan:
         kernels' compiled functions are called without checking their arguments)."""
         return all(layout(a) == s for a, s in zip(sources, self.layouts))
 
-    def run(self, sources: list, plan: Schedule | None = None) -> list:
+    def run(self, sources: list, plan: Plan | None = None) -> list:
         """Replay over `sources`, with the constants of `plan` (the prepared plan
         rebound to another graph of its structure) if given; returns the array of
         every slot (those the caller needs are new arrays, or recycled ones that
@@ -268,7 +269,7 @@ class PreparedPlan:
             if self.replays >= UNROLL_AT:
                 self.replay, self.replays = runner.written_out(
                     self.steps, self.called_bytes, self.backend), None
-        # (the constants of a rebound plan: its steps are not made, `Schedule.values`)
+        # (the constants of a rebound plan: its steps are not made, `Plan.values`)
         # (interpreted kernels, as the interpreter's launches: no float warnings)
         with np.errstate(all="ignore") if self.interpreted else _AS_IS:
             allocated = self.replay(arrays, plan.values, self.threads(), self.kept, self.bases)
@@ -338,7 +339,7 @@ def _unboxed_faster(arg):
     return python_scalar(arg) if type(arg) in _PYTHON_TWINS else arg
 
 
-def _fresh(plan: Schedule, arrays: list, needed: set[int]) -> set[int]:
+def _fresh(plan: Plan, arrays: list, needed: set[int]) -> set[int]:
     """The slots written anew at every call: those the caller needs, and those they
     are views of (a result never shares memory with the plan's own buffers)."""
     fresh = set(needed)
@@ -356,34 +357,36 @@ def _compiled(kernel) -> bool:
     return hasattr(kernel, "overloads") and hasattr(kernel, "typeof_pyval")
 
 
-def run_reused(plan: Schedule, sources: list) -> list:
+def run_reused(plan: Plan, sources: list) -> list:
     """Run `plan` over `sources` (as `launch.run`). A plan run again (a schedule the
-    cache of schedules gave back, with new constants) is prepared at its second run
-    and replayed after that, while its sources are laid out as they were then. A plan
-    that could not be prepared is tried again (`try_again`)."""
+    cache of schedules gave back, with new constants; ``ng.jit``'s) is prepared at its
+    second run and replayed after that, while its sources are laid out as they were
+    then. A plan that could not be prepared is tried again (`try_again`), and one
+    that interprets kernels compiled since (`PreparedPlan.stale`) at once."""
     if not remembering.ON:
         return run(plan, sources)
-    memo = plan.memo
-    prepared = memo.get("prepared")
+    runs = plan.runs
+    prepared = runs.prepared
     if prepared is not None and not prepared.stale():
         return prepared.run(sources, plan) if prepared.matches(sources) else \
             run(plan, sources)
-    if prepared is None and not try_again(memo):
+    if prepared is None and not try_again(runs):
         return run(plan, sources)
     spy: list = []
     arrays = run(plan, sources, spy)
-    memo["prepared"] = PreparedPlan.build(plan, arrays, spy, set(range(len(plan.slots))), {})
+    needed = set(range(len(plan.slots))) if runs.needed is None else runs.needed
+    runs.prepared = PreparedPlan.build(plan, arrays, spy, needed, runs.fixed)
     return arrays
 
 
-def try_again(memo: dict) -> bool:
-    """Whether a plan not prepared yet, whose tries are counted in `memo`, is prepared
+def try_again(runs: Runs) -> bool:
+    """Whether a plan not prepared yet, whose tries are counted in `runs`, is prepared
     at this run: its 2nd, 4th, 8th ... run, and any run after kernels became compiled
     since its last try (`numgrad.kernels.newly_compiled`: the tiered target's, once
     its worker compiled them)."""
-    runs = memo["runs"] = memo.get("runs", 0) + 1
-    compiled = kernels.newly_compiled
-    if runs < 2 or runs & (runs - 1) and memo.get("tried", compiled) == compiled:
+    runs.count += 1
+    count, compiled = runs.count, kernels.newly_compiled
+    if count < 2 or count & (count - 1) and runs.tried in (None, compiled):
         return False
-    memo["tried"] = compiled
+    runs.tried = compiled
     return True

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from numgrad import plan as remembering
 from numgrad.engine.reads import wrapped_index
-from numgrad.engine.steps import Schedule
 from numgrad.lazy import LazyBuffer
+from numgrad.plan.bound import Plan
 from numgrad.plan.cache import Cache
 from numgrad.plan.keys import intern, signature_of
 
@@ -42,7 +42,7 @@ class Walk:
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    plan: Schedule
+    plan: Plan
     #: the position of each slot's buffer: in the graph, or (an index upload's, made by
     #: the scheduler) ``len(order) + k`` for `stand_ins[k]`, between the nodes and the
     #: computed buffers of `recall`'s list
@@ -115,7 +115,7 @@ _depth = operator.attrgetter("depth")
 
 
 def recall(walk: Walk, constants: list | None = None
-           ) -> tuple[Schedule, list[LazyBuffer]] | None:
+           ) -> tuple[Plan, list[LazyBuffer]] | None:
     """The remembered schedule of `walk`'s structure, bound to its buffers and
     constants, or None. `constants`, a list, receives per step the buffers its
     arguments come from (`numgrad.engine.schedule.schedule`'s)."""
@@ -131,8 +131,7 @@ def recall(walk: Walk, constants: list | None = None
     if constants is not None:
         bound = dict(entry.args)
         constants += [[at[p] for p in bound.get(i, ())] for i in range(len(values))]
-    plan = Schedule(old.template, old.slots, old.sources, _uploads(entry, at), old.memo, values)
-    return plan, [at[p] for p in entry.slots]
+    return old.bound(values, _uploads(entry, at)), [at[p] for p in entry.slots]
 
 
 def _uploads(entry: _Entry, at: list[LazyBuffer]) -> tuple:
@@ -147,7 +146,7 @@ def _uploads(entry: _Entry, at: list[LazyBuffer]) -> tuple:
     return tuple(uploads)
 
 
-def remember(walk: Walk, plan: Schedule, bufs: list[LazyBuffer],
+def remember(walk: Walk, plan: Plan, bufs: list[LazyBuffer],
              constants: list[list[LazyBuffer]], uploads: list[tuple]) -> None:
     """Keep `plan` (whose slots hold `bufs`, whose steps read the scalar `constants`
     or run the node given, per step, and whose uploads are the indices `uploads`:

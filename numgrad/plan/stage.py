@@ -19,9 +19,10 @@ from math import copysign
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.dtypes import python_scalar
 from numgrad.engine.reads import plain_index
-from numgrad.engine.steps import Call, Schedule
+from numgrad.engine.steps import Call
 from numgrad.lazy import MOVES_FOLDED, LazyBuffer, at_once, fold
 from numgrad.ops import CONST, Primitive
+from numgrad.plan.bound import Plan
 from numgrad.plan.recipes import From, filled, taken
 
 
@@ -29,7 +30,7 @@ from numgrad.plan.recipes import From, filled, taken
 class Stage:
     """One realization of a backward pass, by position."""
 
-    plan: Schedule
+    plan: Plan
     #: per source of `plan`: the outside buffer (its number on the tape, ``k >= 0``) it
     #: reads, a tape buffer computed at a cut of the forward (``-1 - position``), the
     #: slot an earlier stage computed (stage, slot), a value the pass computed at once
@@ -57,7 +58,7 @@ class Stage:
     last_read: list = field(default_factory=lambda: [((), (), None, None)])
 
     @classmethod
-    def of(cls, plan: Schedule, sources: tuple, constants: list, arrays: dict,
+    def of(cls, plan: Plan, sources: tuple, constants: list, arrays: dict,
            position: dict, folds: dict) -> Stage:
         """The stage of the realization that ran `plan` reading `sources` (`Stage`'s),
         whose steps read `constants` (`numgrad.engine.schedule.schedule`'s); `arrays`
@@ -75,7 +76,7 @@ class Stage:
         return cls(plan, sources, uploads, bindings, _places(uploads, bindings), bound,
                    tuple(reads))
 
-    def bound(self, bufs: list[LazyBuffer]) -> Schedule | None:
+    def bound(self, bufs: list[LazyBuffer]) -> Plan | None:
         """`plan` with the constants and index arrays of the tape buffers `bufs`; None
         where an upload's would need wrapping or a copy
         (`numgrad.engine.reads.plain_index`)."""
@@ -95,12 +96,11 @@ class Stage:
         values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
         for i, bound_args in args:
             values[i] = bound_args
-        bound = Schedule(plan.template, plan.slots, plan.sources, plan.uploads, plan.memo,
-                         values)
+        bound = plan.bound(values, plan.uploads)
         self.last_read[0] = read, args, plan, bound
         return bound
 
-    def _indexed(self, bufs: list[LazyBuffer]) -> Schedule | None:
+    def _indexed(self, bufs: list[LazyBuffer]) -> Plan | None:
         """`plan` with the index arrays of `bufs` (`bound`)."""
         plan = self.plan
         if not self.uploads and not self.bindings:
@@ -117,8 +117,7 @@ class Stage:
         values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
         for i, parts in self.bindings:
             values[i] = [filled(part, bufs) for part in parts]
-        bound = Schedule(plan.template, plan.slots, plan.sources, tuple(uploads), plan.memo,
-                         values)
+        bound = plan.bound(values, tuple(uploads))
         self.last[0] = arrays, bound
         return bound
 
@@ -248,9 +247,9 @@ def _places(uploads, bindings) -> tuple[From, ...]:
     return tuple(found)
 
 
-def _bindings(plan: Schedule, arrays: dict):
+def _bindings(plan: Plan, arrays: dict):
     """Per call of `plan` whose argument holds index arrays: its step and values
-    (`Schedule.values`), each array replaced by where it is (`replay.taken`)."""
+    (`Plan.values`), each array replaced by where it is (`replay.taken`)."""
     for i, call in enumerate(plan.template):
         if type(call) is not Call:
             continue

@@ -36,7 +36,7 @@ def test_a_schedule_is_frozen_and_names_slots_not_buffers():
     with pytest.raises(dataclasses.FrozenInstanceError):
         step.loop = (1,)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        plan.steps = ()
+        plan.schedule.steps = ()
     assert plan.sources == (step.inputs[0].slot,)
     out = plan.slots[step.outputs[0]]
     assert (out.shape, out.dtype, out.device) == ((3,), np.dtype("float64"), "cpu")
@@ -44,16 +44,18 @@ def test_a_schedule_is_frozen_and_names_slots_not_buffers():
 
 
 def test_a_rebound_schedule_steps_hold_the_new_graphs_constants():
-    # A remembered schedule rebound to a new graph keeps that graph's constants apart
-    # (`Schedule.values`, which a prepared replay reads); its steps, made when first
-    # read (explain, viz, a step-by-step run), hold them.
+    # A remembered schedule bound to a new graph is the same frozen schedule, and the
+    # plan keeps that graph's constants apart (`Plan.values`, which a prepared replay
+    # reads); its steps, made when first read (explain, viz, a step-by-step run), hold
+    # them. The plans share what running the schedule taught (`Plan.runs`).
     x = ng.tensor(rng.standard_normal((3, 4)))
     schedules.CACHE.clear()
     first, second = (schedule([((x * c).exp().sum(axis=1))._buf])[0] for c in (2.0, 3.0))
+    assert second.schedule is first.schedule and second.runs is first.runs
     assert second.template is first.steps  # the remembered steps, not made again
     assert first.steps[0].args == (2.0,) and second.steps[0].args == (3.0,)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        second.values = None
+        second.schedule.steps = ()
 
 
 def test_a_schedule_runs_again_with_other_buffers():
@@ -302,7 +304,7 @@ def test_reused_schedules_rebind_every_constant_and_source():
 
 def test_a_schedule_run_again_is_prepared_and_replayed_with_its_new_constants(monkeypatch,
                                                                              numba_cpu):
-    # From its second run, a reused schedule replays its prepared plan (engine.prepared):
+    # From its second run, a reused schedule replays its prepared plan (plan.prepared):
     # no step-by-step run, each step's constants (kernel arguments, and a constant
     # filled into a buffer for a matmul) and sources bound anew.
     schedules.CACHE.clear()
@@ -343,7 +345,7 @@ def test_signatures_numbered_anew_after_the_table_is_emptied_never_mix_schedules
 
 def test_a_prepared_replay_counts_what_a_run_step_by_step_counts(numba_cpu):
     # Replays count their movements, gathers, scatter-adds and matmuls with the plan
-    # (engine.prepared): an eager loop launches the same at every step, whether its
+    # (plan.prepared): an eager loop launches the same at every step, whether its
     # schedule runs step by step (the first three steps) or replays prepared; a replay
     # allocates less, recycling the buffers the last step dropped.
     schedules.CACHE.clear()
@@ -364,7 +366,7 @@ def test_a_prepared_replay_counts_what_a_run_step_by_step_counts(numba_cpu):
 
 def test_values_a_loop_keeps_are_never_recycled(numba_cpu):
     # A replay recycles the buffers of the last step that nothing refers to any more
-    # (engine.prepared): the values a loop keeps (tensors, their gradients, views of
+    # (plan.prepared): the values a loop keeps (tensors, their gradients, views of
     # them taken before or after they were computed) stay as they were computed.
     schedules.CACHE.clear()
     a = rng.standard_normal((4, 5))

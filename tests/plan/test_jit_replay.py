@@ -50,8 +50,8 @@ def prepared(fn, *args):
     next calls run it)."""
     fn(*args)
     (trace,) = [t for ts in fn._traces.values() for t in ts]
-    assert trace.prepared is not None
-    return trace.prepared
+    assert trace.plan.runs.prepared is not None
+    return trace.plan.runs.prepared
 
 
 def calls(plan) -> list[tuple[str, type]]:
@@ -96,7 +96,7 @@ def test_a_warm_replay_allocates_only_its_results():
 
 def test_results_dropped_before_the_next_call_are_recycled():
     # A replay writes its results into the arrays it handed out last time when nothing
-    # refers to them any more (engine.prepared); results still held are left alone.
+    # refers to them any more (plan.prepared); results still held are left alone.
     step = ng.jit(value_and_derivative)
     prepared(step, ng.tensor(0.3, requires_grad=True))
     held = step(ng.tensor(0.5, requires_grad=True))
@@ -264,7 +264,8 @@ def test_training_steps_replayed_equal_eager_steps(make):
     for a, b in zip(jit_params, eager_params):
         assert_allclose(a.numpy(), b.numpy(), rtol=RTOL)
     assert jit_step.traces == 2
-    assert all(t.prepared is not None for ts in jit_step._traces.values() for t in ts)
+    assert all(t.plan.runs.prepared is not None for ts in jit_step._traces.values()
+               for t in ts)
 
 
 def test_threads_calling_one_jitted_function_trace_it_once():
