@@ -25,7 +25,6 @@ from numgrad import (
     transforms,
     viz,
 )
-from numgrad.assembly import *  # noqa: F403
 from numgrad.autograd import (
     Function,
     FunctionCtx,
@@ -37,7 +36,26 @@ from numgrad.autograd import (
     set_grad_enabled,
 )
 from numgrad.capture import jit
-from numgrad.creation import (
+from numgrad.device import Device, default_device, get_default_device, set_default_device
+from numgrad.dtypes import (
+    bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from numgrad.engine.explain import explain
+from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from numgrad.interop import from_dlpack
+from numgrad.linalg.products import *  # noqa: F403 - dot, einsum, matmul, tensordot, ...
+from numgrad.numpy.assembly import *  # noqa: F403 - hstack, pad, tile, meshgrid, ...
+from numgrad.numpy.creation import (
     arange,
     empty,
     empty_like,
@@ -55,33 +73,18 @@ from numgrad.creation import (
     zeros,
     zeros_like,
 )
-from numgrad.device import Device, default_device, get_default_device, set_default_device
-from numgrad.dtypes import (
-    bool_,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
-from numgrad.engine.explain import explain
-from numgrad.functions import *  # noqa: F403 - ng.exp, ng.add, ng.sum, ...
-from numgrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from numgrad.interop import from_dlpack
-from numgrad.joining import concatenate, split, stack
-from numgrad.linalg.products import *  # noqa: F403 - dot, einsum, matmul, tensordot, ...
-from numgrad.numpy_api import GradientDroppedWarning
-from numgrad.sampled import *  # noqa: F403 - gradient, trapezoid, convolve
-from numgrad.searching import *  # noqa: F403 - nonzero, unique, searchsorted, interp, ...
-from numgrad.standard import *  # noqa: F403 - the Array API's names: acos, concat, finfo, ...
-from numgrad.statistics import *  # noqa: F403 - average, median, quantile, cov, ...
+from numgrad.numpy.dispatch import GradientDroppedWarning
+from numgrad.numpy.elementwise import *  # noqa: F403 - ng.exp, ng.add, ng.where, ng.clip, ...
+from numgrad.numpy.indexing import *  # noqa: F403 - take, compress, choose, put
+from numgrad.numpy.joining import concatenate, split, stack
+from numgrad.numpy.ordering import *  # noqa: F403 - cumsum, diff, sort, argsort, ...
+from numgrad.numpy.reductions import *  # noqa: F403 - sum, mean, var, argmax, nansum, ...
+from numgrad.numpy.sampled import *  # noqa: F403 - gradient, trapezoid, convolve
+from numgrad.numpy.searching import *  # noqa: F403 - nonzero, unique, searchsorted, interp, ...
+from numgrad.numpy.shaping import *  # noqa: F403 - reshape, transpose, flip, roll, tril, ...
+from numgrad.numpy.standard import *  # noqa: F403 - the Array API's names: acos, concat, finfo, ...
+from numgrad.numpy.statistics import *  # noqa: F403 - average, median, quantile, cov, ...
 from numgrad.tensor import Tensor, realize
-from numgrad.tensor_math import power, where
 from numgrad.transforms import elementwise_grad, hessian, jacobian, value_and_grad
 
 methods.bind()

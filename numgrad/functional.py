@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from numgrad.autograd import enable_grad, grad
-from numgrad.creation import arange, zeros, zeros_like
-from numgrad.joining import stack
+from numgrad.numpy.creation import arange, zeros, zeros_like
+from numgrad.numpy.joining import stack
 from numgrad.tensor import Tensor
 
 Tensors = Tensor | tuple[Tensor, ...]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from numgrad.autograd import grad
-from numgrad.creation import tensor
+from numgrad.numpy.creation import tensor
 from numgrad.tensor import Tensor
 
 

@@ -1,8 +1,11 @@
-"""Tensor's methods that are numgrad functions: one table binds them when numgrad is
-imported.
+"""Tensor's methods: one table (`METHODS`) binds them to numgrad's functions when numgrad
+is imported (`bind`), as ``jax/_src/numpy/array_methods.py`` binds JAX's Array methods.
 
-- ``numpy.ndarray``'s methods that NumPy's functions of the same names implement:
-  ``t.take(...)`` is ``ng.take(t, ...)``, as ``a.take`` is ``np.take(a, ...)``.
+- ``numpy.ndarray``'s methods are NumPy's functions of the same names (`numgrad.numpy`):
+  ``t.exp()`` is ``ng.exp(t)``, ``t.take(...)`` is ``ng.take(t, ...)``, as ``a.take`` is
+  ``np.take(a, ...)``. Where the method's signature differs from the function's
+  (``t.reshape(2, 3)``, ``t.transpose(1, 0)``, the in-place ``t.sort()``), a thin adapter
+  below calls the function.
 - ``torch.Tensor``'s names: a PyTorch user's ``x.unsqueeze(1)``, ``x.masked_fill(m, 0)``,
   ``x.gather(1, i)`` or ``w.add_(g, alpha=-lr)`` works on a numgrad tensor. Each is a
   numgrad function, or a composite of numgrad operations (`numgrad.torch_composites`),
@@ -14,18 +17,31 @@ imported.
 Where ``numpy.ndarray`` and ``torch.Tensor`` give one name two meanings (``size``,
 ``max(dim)``, ``sort``, ``repeat``, ``std``, ``nonzero``, ``put``...), numgrad keeps NumPy's
 (docs/decisions.md). tests/numpy/test_tensor_habits.py lists the names of both that numgrad
-leaves out, each with its reason.
+leaves out, each with its reason. The table lives beside the package root, not in
+`numgrad.numpy`: it binds `numgrad.linalg`'s, `numgrad.scipy`'s and `numgrad.nn`'s
+functions too.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from numgrad import dtypes, functions, linalg, standard
+from numgrad import dtypes, linalg
 from numgrad import torch_composites as tc
-from numgrad.assembly import (
+from numgrad.linalg.products import inner, kron, matmul, outer
+from numgrad.nn.functional import log_softmax, softmax
+from numgrad.numpy import (
+    elementwise,
+    indexing,
+    ordering,
+    reductions,
+    shaping,
+    standard,
+)
+from numgrad.numpy.assembly import (
     array_split,
     diag,
     dsplit,
@@ -37,16 +53,88 @@ from numgrad.assembly import (
     tile,
     vsplit,
 )
-from numgrad.creation import full
-from numgrad.linalg.products import inner, kron, matmul, outer
-from numgrad.nn.functional import log_softmax, softmax
-from numgrad.primitives import _shape_arg
+from numgrad.numpy.creation import full
+from numgrad.numpy.searching import argwhere, bincount, histogram, nonzero, searchsorted, unique
+from numgrad.numpy.statistics import corrcoef, count_nonzero, cov, nanquantile, quantile
+from numgrad.ops import TABLE, UNARY
+from numgrad.primitives import _elementwise, _reshape, _shape_arg
 from numgrad.scipy import linalg as scipy_linalg
 from numgrad.scipy import special
-from numgrad.searching import argwhere, bincount, histogram, nonzero, searchsorted, unique
-from numgrad.statistics import corrcoef, count_nonzero, cov, nanquantile, quantile
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
+
+# ---- methods whose signatures differ from their functions' ------------------------------
+
+
+def reshape(self, *shape) -> Tensor:
+    """This tensor in another shape of the same size; one -1 stands for the rest."""
+    return _reshape(self, _shape_arg(shape))
+
+
+def transpose(self, *axes) -> Tensor:
+    """Permute the axes; with none given, reverse them (``.T``). Two axes of a tensor
+    of other than 2 dimensions, which NumPy refuses, are swapped (PyTorch's
+    ``transpose(dim0, dim1)``)."""
+    if len(axes) == 2 and self.ndim != 2 and all(type(a) is int for a in axes):
+        return shaping.swapaxes(self, *axes)
+    return shaping.permute(self, *axes)
+
+
+def clip(self, min=None, max=None) -> Tensor:  # noqa: A002 - NumPy's names
+    """Limit values to ``[min, max]`` (NaN in `self` or a bound gives NaN, as in NumPy);
+    the gradient passes at the bounds."""
+    return elementwise.clip(self, min, max)
+
+
+def where(self, condition, other) -> Tensor:
+    """``where(condition, self, other)``, as PyTorch's ``Tensor.where``."""
+    return elementwise.where(condition, self, other)
+
+
+def polygamma(self, n) -> Tensor:
+    """The `n`-th derivative of `digamma` (PyTorch's ``x.polygamma(n)``; ``ng.polygamma(n,
+    x)``): `n` a non-negative integer (a tensor of orders is floored), 0 giving digamma.
+
+    >>> ng.tensor([1.0, 2.0]).polygamma(1).round(12).tolist()  # pi**2 / 6, pi**2 / 6 - 1
+    [1.644934066848, 0.644934066848]
+    """
+    if isinstance(n, numbers.Integral) and n == 0:
+        return self.digamma()  # (the row's own digamma has the Taylor series at its root)
+    return _elementwise("polygamma", n, self)
+
+
+def sort(self, axis: int = -1, kind: str | None = None, order=None, *,
+         stable: bool | None = None, descending: bool = False) -> None:
+    """Sort this tensor in place along `axis`, as NumPy's ``ndarray.sort``; returns None.
+
+    The tensor gets the sorted value (tensors taken from it before keep theirs); a
+    leaf that requires grad can be sorted only under ``ng.no_grad()``.
+    ``ng.sort(x)`` returns a sorted copy instead.
+
+    Examples
+    --------
+    >>> x = ng.tensor([3.0, 1.0, 2.0])
+    >>> ng.sort(x)
+    tensor([1., 2., 3.], dtype=float64, device='cpu')
+    >>> x.sort()
+    >>> x
+    tensor([1., 2., 3.], dtype=float64, device='cpu')
+    """
+    if axis is None:
+        raise TypeError("Tensor.sort sorts in place along one axis, so axis=None is not "
+                        "allowed; numgrad.sort(x, axis=None) sorts a flattened copy")
+    self._rebind(self)  # the in-place checks, before the permutation is computed
+    self._rebind(ordering.sort(self, axis, kind, order, stable=stable, descending=descending))
+
+
+def partition(self, kth, axis: int = -1, kind: str = "introselect", order=None) -> None:
+    """Partition this tensor in place along `axis`, as NumPy's ``ndarray.partition``;
+    returns None (in-place rules as `sort`'s). ``ng.partition(x, kth)`` returns a
+    partitioned copy."""
+    if axis is None:
+        raise TypeError("Tensor.partition works in place along one axis, so axis=None is "
+                        "not allowed; numgrad.partition(x, kth, axis=None) flattens")
+    self._rebind(self)  # the in-place checks, before the permutation is computed
+    self._rebind(ordering.partition(self, kth, axis, kind, order))
 
 
 def _cast(dtype):
@@ -65,56 +153,82 @@ def _reduce(f):
 
 
 METHODS = {
-    # numpy.ndarray's, from NumPy's functions
-    "take": functions.take, "compress": lambda self, condition, axis=None:
-        functions.compress(condition, self, axis), "choose": functions.choose,
-    "put": functions.put, "nonzero": nonzero, "searchsorted": searchsorted,
+    # numpy.ndarray's, NumPy's functions (and PyTorch's elementwise methods of NumPy's names)
+    **{p.name: getattr(elementwise, p.name) for p in TABLE.values()
+       if p.kind == UNARY and p.name != "rint"},
+    "__neg__": elementwise.negative, "__pos__": elementwise.positive,
+    "__abs__": elementwise.abs, "__invert__": elementwise.invert,
+    "__pow__": lambda self, other: elementwise.power(self, other),
+    "__rpow__": lambda self, other: elementwise.power(other, self),
+    "polygamma": polygamma, "square": elementwise.square, "relu": elementwise.relu,
+    "round": elementwise.round, "deg2rad": elementwise.deg2rad,
+    "rad2deg": elementwise.rad2deg, "sinc": elementwise.sinc,
+    "nan_to_num": elementwise.nan_to_num, "isclose": elementwise.isclose,
+    "allclose": elementwise.allclose, "clip": clip, "where": where,
+    "sum": reductions.sum, "prod": reductions.prod, "max": reductions.max,
+    "min": reductions.min, "mean": reductions.mean, "var": reductions.var,
+    "std": reductions.std, "logsumexp": reductions.logsumexp, "argmax": reductions.argmax,
+    "argmin": reductions.argmin, "all": reductions.all, "any": reductions.any,
+    "reshape": reshape, "transpose": transpose, "permute": shaping.permute,
+    "swapaxes": shaping.swapaxes, "broadcast_to": shaping.broadcast_to,
+    "expand_dims": shaping.expand_dims, "squeeze": shaping.squeeze, "ravel": shaping.ravel,
+    "flatten": shaping.flatten, "flip": shaping.flip, "roll": shaping.roll,
+    "repeat": shaping.repeat, "moveaxis": shaping.moveaxis, "diagonal": shaping.diagonal,
+    "trace": shaping.trace, "tril": shaping.tril, "triu": shaping.triu,
+    "cumsum": ordering.cumsum, "cumprod": ordering.cumprod, "diff": ordering.diff,
+    "argsort": ordering.argsort, "argpartition": ordering.argpartition, "sort": sort,
+    "partition": partition,
+    "take": indexing.take, "compress": lambda self, condition, axis=None:
+        indexing.compress(condition, self, axis), "choose": indexing.choose,
+    "put": indexing.put, "nonzero": nonzero, "searchsorted": searchsorted,
     "fill": lambda self, value: self.__setitem__(Ellipsis, value),
     "real": property(standard.real, doc=standard.real.__doc__),
     "imag": property(standard.imag, doc=standard.imag.__doc__),
     "conj": standard.conj, "conjugate": standard.conj,
     "__contains__": lambda self, value: bool((self == value).any()),
     # elementwise, torch's names for NumPy's
-    "absolute": Tensor.abs, "acos": Tensor.arccos, "acosh": Tensor.arccosh,
-    "asin": Tensor.arcsin, "asinh": Tensor.arcsinh, "atan": Tensor.arctan,
-    "atanh": Tensor.arctanh, "neg": Tensor.negative, "fix": Tensor.trunc, "sgn": Tensor.sign,
-    "positive": functions.positive, "arctan2": functions.arctan2, "atan2": functions.arctan2,
+    "absolute": elementwise.abs, "acos": elementwise.arccos, "acosh": elementwise.arccosh,
+    "asin": elementwise.arcsin, "asinh": elementwise.arcsinh, "atan": elementwise.arctan,
+    "atanh": elementwise.arctanh, "neg": elementwise.negative, "fix": elementwise.trunc,
+    "sgn": elementwise.sign,
+    "positive": elementwise.positive, "arctan2": elementwise.arctan2, "atan2": elementwise.arctan2,
     "add": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, alpha),
     "sub": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, -alpha),
     "subtract": lambda self, other, *, alpha=1: tc.scaled_sum(self, other, 1, -alpha),
-    "mul": functions.multiply, "multiply": functions.multiply,
-    "true_divide": functions.divide, "floor_divide": functions.floor_divide,
-    "remainder": functions.remainder, "fmod": functions.fmod, "pow": functions.power,
-    "float_power": functions.float_power, "eq": functions.equal, "ne": functions.not_equal,
-    "not_equal": functions.not_equal, "lt": functions.less, "less": functions.less,
-    "le": functions.less_equal, "less_equal": functions.less_equal, "gt": functions.greater,
-    "greater": functions.greater, "ge": functions.greater_equal,
-    "greater_equal": functions.greater_equal, "maximum": functions.maximum,
-    "minimum": functions.minimum, "fmax": functions.fmax, "fmin": functions.fmin,
-    "logical_and": functions.logical_and, "logical_or": functions.logical_or,
-    "logical_xor": functions.logical_xor, "bitwise_and": functions.bitwise_and,
-    "bitwise_or": functions.bitwise_or, "bitwise_xor": functions.bitwise_xor,
-    "bitwise_not": Tensor.invert, "bitwise_left_shift": functions.left_shift,
-    "bitwise_right_shift": functions.right_shift, "hypot": functions.hypot,
-    "copysign": functions.copysign, "logaddexp": functions.logaddexp,
-    "logaddexp2": functions.logaddexp2, "heaviside": functions.heaviside,
-    "nextafter": functions.nextafter, "xlogy": special.xlogy,
+    "mul": elementwise.multiply, "multiply": elementwise.multiply,
+    "true_divide": elementwise.divide, "floor_divide": elementwise.floor_divide,
+    "remainder": elementwise.remainder, "fmod": elementwise.fmod, "pow": elementwise.power,
+    "float_power": elementwise.float_power, "eq": elementwise.equal, "ne": elementwise.not_equal,
+    "not_equal": elementwise.not_equal, "lt": elementwise.less, "less": elementwise.less,
+    "le": elementwise.less_equal, "less_equal": elementwise.less_equal, "gt": elementwise.greater,
+    "greater": elementwise.greater, "ge": elementwise.greater_equal,
+    "greater_equal": elementwise.greater_equal, "maximum": elementwise.maximum,
+    "minimum": elementwise.minimum, "fmax": elementwise.fmax, "fmin": elementwise.fmin,
+    "logical_and": elementwise.logical_and, "logical_or": elementwise.logical_or,
+    "logical_xor": elementwise.logical_xor, "bitwise_and": elementwise.bitwise_and,
+    "bitwise_or": elementwise.bitwise_or, "bitwise_xor": elementwise.bitwise_xor,
+    "bitwise_not": elementwise.invert, "bitwise_left_shift": elementwise.left_shift,
+    "bitwise_right_shift": elementwise.right_shift, "hypot": elementwise.hypot,
+    "copysign": elementwise.copysign, "logaddexp": elementwise.logaddexp,
+    "logaddexp2": elementwise.logaddexp2, "heaviside": elementwise.heaviside,
+    "nextafter": elementwise.nextafter, "xlogy": special.xlogy,
     "igamma": special.gammainc, "igammac": special.gammaincc,
     "mvlgamma": lambda self, p: special.multigammaln(self, p),
     "logit": lambda self, eps=None: special.logit(
         self if eps is None else self.clip(eps, 1 - eps)),
     "rsqrt": lambda self: self.sqrt().reciprocal(),
     "frac": lambda self: self - self.trunc(),
-    "ldexp": lambda self, other: self * functions.power(2.0, other),
+    "ldexp": lambda self, other: self * elementwise.power(2.0, other),
     "lerp": lambda self, end, weight: self + weight * (end - self),
     "clamp": lambda self, min=None, max=None: self.clip(min, max),  # noqa: A002
     "clamp_min": lambda self, min: self.clip(min, None),  # noqa: A002
     "clamp_max": lambda self, max: self.clip(None, max),  # noqa: A002
     "isposinf": lambda self: self == math.inf, "isneginf": lambda self: self == -math.inf,
     "isreal": lambda self: full(self.shape, True, device=self.device),
-    "angle": lambda self: where(self < 0, math.pi, where(self.isnan(), self, 0.0)),
+    "angle": lambda self: elementwise.where(
+        self < 0, math.pi, elementwise.where(self.isnan(), self, 0.0)),
     "conj_physical": standard.conj, "resolve_conj": Tensor.copy, "resolve_neg": Tensor.copy,
-    "hardshrink": lambda self, lambd=0.5: where(self.abs() > lambd, self, 0.0),
+    "hardshrink": lambda self, lambd=0.5: elementwise.where(self.abs() > lambd, self, 0.0),
     "addcmul": lambda self, t1, t2, *, value=1: self + value * t1 * t2,
     "addcdiv": lambda self, t1, t2, *, value=1: self + value * t1 / t2,
     # products
@@ -142,8 +256,8 @@ METHODS = {
     "H": property(tc.t, doc="The transpose of a matrix (real: no conjugate)."),
     "mH": property(lambda self: self.mT, doc="The last two axes swapped (real: mT)."),
     # reductions and statistics, under dim/keepdim
-    "amax": _reduce(Tensor.max), "amin": _reduce(Tensor.min),
-    "nansum": _reduce(functions.nansum), "nanmean": _reduce(functions.nanmean),
+    "amax": _reduce(reductions.max), "amin": _reduce(reductions.min),
+    "nansum": _reduce(reductions.nansum), "nanmean": _reduce(reductions.nanmean),
     "count_nonzero": lambda self, dim=None: count_nonzero(self, tc.axes_of(dim)),
     "aminmax": lambda self, *, dim=None, keepdim=False: tc.MinMax(
         self.min(dim, keepdim), self.max(dim, keepdim)),
@@ -174,14 +288,14 @@ METHODS = {
     "view_as": lambda self, other: self.reshape(other.shape),
     "reshape_as": lambda self, other: self.reshape(other.shape),
     "unsqueeze": lambda self, dim: self.expand_dims(dim), "t": tc.t,
-    "movedim": Tensor.moveaxis, "swapdims": Tensor.swapaxes, "narrow": tc.narrow,
+    "movedim": shaping.moveaxis, "swapdims": shaping.swapaxes, "narrow": tc.narrow,
     "select": tc.select, "unflatten": tc.unflatten, "split": tc.split, "chunk": tc.chunk,
     "tensor_split": lambda self, indices_or_sections, dim=0: tuple(
         array_split(self, indices_or_sections, dim)),
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "unbind": lambda self, dim=0: standard.unstack(self, axis=dim),
     "tile": tile, "repeat_interleave": lambda self, repeats, dim=None:
-        functions.repeat(self, repeats, dim), "flipud": flipud, "fliplr": fliplr,
+        shaping.repeat(self, repeats, dim), "flipud": flipud, "fliplr": fliplr,
     "rot90": lambda self, k=1, dims=(0, 1): rot90(self, k, dims),
     "diag": lambda self, diagonal=0: diag(self, diagonal),
     "diagflat": lambda self, offset=0: diag(self.ravel(), offset),

@@ -1,16 +1,15 @@
-"""Tensor: operators and methods. Records history and lazy values; runs nothing.
+"""Tensor: its attributes, operators, autograd and device methods. Records history and
+lazy values; runs nothing.
 
-Elementwise methods and operators come from `numgrad.tensor_math`; each other
-primitive method calls its application in `numgrad.primitives`, where `_apply`
-makes the output's `LazyBuffer` (its value) and, when grad mode is on and an input
-requires grad, its `OpNode` (its history). Composites (relu, var, logsumexp,
-argmax, ...) are built from primitives here, so they fuse and differentiate with no
-rule of their own.
+Each operator calls its primitive's application in `numgrad.primitives`, where
+`_apply` makes the output's `LazyBuffer` (its value) and, when grad mode is on and an
+input requires grad, its `OpNode` (its history). Tensor's NumPy and PyTorch methods
+(``exp``, ``sum``, ``reshape``, ...) are the functions of `numgrad.numpy` and the
+composites beside them, bound by one table (`numgrad.methods`) when numgrad is imported.
 """
 
 from __future__ import annotations
 
-import math
 import weakref
 
 import numpy as np
@@ -20,32 +19,23 @@ from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
-from numgrad.matmul_rules import _dot
-from numgrad.ordering import OrderMethods
+from numgrad.matmul_rules import _dot, _matmul
 from numgrad.plan import tracing
 from numgrad.primitives import (
     _apply,
-    _as,
-    _broadcast_to,
     _cast,
     _copy,
+    _elementwise,
     _index,
     _index_key,
     _index_put,
     _load,
-    _permute,
-    _reduce,
-    _reshape,
-    _shape_arg,
     index_shape,
-    reduction_shapes,
 )
-from numgrad.shapes import normalize_axes, normalize_axis
-from numgrad.shaping import ShapingMethods
-from numgrad.tensor_math import ElementwiseMethods, where
+from numgrad.tensor_base import TensorBase
 
 
-class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
+class Tensor(TensorBase):
     """An n-dimensional array with a lazily computed value and a recorded history.
 
     Create tensors with `numgrad.tensor`, `numgrad.zeros`, ...; values are computed
@@ -227,9 +217,9 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
         standard, and libraries that support it, such as SciPy under
         ``SCIPY_ARRAY_API=1``, find numgrad's functions through it)."""
         import numgrad
-        if api_version is not None and api_version not in numgrad.standard.API_VERSIONS:
+        if api_version is not None and api_version not in numgrad.numpy.standard.API_VERSIONS:
             raise ValueError(f"numgrad has no namespace for Array API version "
-                             f"{api_version!r}; it has {numgrad.standard.API_VERSIONS}")
+                             f"{api_version!r}; it has {numgrad.numpy.standard.API_VERSIONS}")
         return numgrad
 
     def cpu(self) -> Tensor:
@@ -252,12 +242,58 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def ones_like(self) -> Tensor:
         return Tensor._wrap(LazyBuffer.const(1, self.shape, self.dtype, self.device))
 
+    # ---- operators ---------------------------------------------------------------
+    # (-x, +x, abs(x), ~x and ** are numgrad.numpy.elementwise's functions, bound by
+    # numgrad.methods: each checks its operand first)
+    def __add__(self, other) -> Tensor: return _elementwise("add", self, other)
+    def __radd__(self, other) -> Tensor: return _elementwise("add", other, self)
+    def __sub__(self, other) -> Tensor: return _elementwise("subtract", self, other)
+    def __rsub__(self, other) -> Tensor: return _elementwise("subtract", other, self)
+    def __mul__(self, other) -> Tensor: return _elementwise("multiply", self, other)
+    def __rmul__(self, other) -> Tensor: return _elementwise("multiply", other, self)
+    def __truediv__(self, other) -> Tensor: return _elementwise("divide", self, other)
+    def __rtruediv__(self, other) -> Tensor: return _elementwise("divide", other, self)
+    def __mod__(self, other) -> Tensor: return _elementwise("mod", self, other)
+    def __rmod__(self, other) -> Tensor: return _elementwise("mod", other, self)
+    def __floordiv__(self, other) -> Tensor: return _elementwise("floor_divide", self, other)
+    def __rfloordiv__(self, other) -> Tensor: return _elementwise("floor_divide", other, self)
+    def __divmod__(self, other) -> tuple: return self // other, self % other
+    def __rdivmod__(self, other) -> tuple: return other // self, other % self
+    def __matmul__(self, other) -> Tensor: return _matmul(self, other)
+    def __rmatmul__(self, other) -> Tensor: return _matmul(other, self)
+    # &, | and ^ are NumPy's: bitwise on integers, logical on bools (floats: TypeError)
+    def __and__(self, other) -> Tensor: return _elementwise("bitwise_and", self, other)
+    def __rand__(self, other) -> Tensor: return _elementwise("bitwise_and", other, self)
+    def __or__(self, other) -> Tensor: return _elementwise("bitwise_or", self, other)
+    def __ror__(self, other) -> Tensor: return _elementwise("bitwise_or", other, self)
+    def __xor__(self, other) -> Tensor: return _elementwise("bitwise_xor", self, other)
+    def __rxor__(self, other) -> Tensor: return _elementwise("bitwise_xor", other, self)
+    # << and >> are NumPy 2's on integers (floats, and a bool by a bool: TypeError)
+    def __lshift__(self, other) -> Tensor: return _elementwise("left_shift", self, other)
+    def __rlshift__(self, other) -> Tensor: return _elementwise("left_shift", other, self)
+    def __rshift__(self, other) -> Tensor: return _elementwise("right_shift", self, other)
+    def __rrshift__(self, other) -> Tensor: return _elementwise("right_shift", other, self)
+    def __eq__(self, other) -> Tensor: return _elementwise("equal", self, other)  # type: ignore[override]
+    def __ne__(self, other) -> Tensor: return _elementwise("not_equal", self, other)  # type: ignore[override]
+    def __lt__(self, other) -> Tensor: return _elementwise("less", self, other)
+    def __le__(self, other) -> Tensor: return _elementwise("less_equal", self, other)
+    def __gt__(self, other) -> Tensor: return _elementwise("greater", self, other)
+    def __ge__(self, other) -> Tensor: return _elementwise("greater_equal", self, other)
+
     # In-place operators give this object a new value; nothing else sees the change.
     def __iadd__(self, other) -> Tensor: return self._rebind(self + other)
     def __isub__(self, other) -> Tensor: return self._rebind(self - other)
     def __imul__(self, other) -> Tensor: return self._rebind(self * other)
     def __itruediv__(self, other) -> Tensor: return self._rebind(self / other)
     def __ipow__(self, other) -> Tensor: return self._rebind(self ** other)
+    def __imod__(self, other) -> Tensor: return self._rebind(self % other)
+    def __ifloordiv__(self, other) -> Tensor: return self._rebind(self // other)
+    def __imatmul__(self, other) -> Tensor: return self._rebind(self @ other)
+    def __iand__(self, other) -> Tensor: return self._rebind(self & other)
+    def __ior__(self, other) -> Tensor: return self._rebind(self | other)
+    def __ixor__(self, other) -> Tensor: return self._rebind(self ^ other)
+    def __ilshift__(self, other) -> Tensor: return self._rebind(self << other)
+    def __irshift__(self, other) -> Tensor: return self._rebind(self >> other)
 
     def _rebind(self, new: Tensor) -> Tensor:
         if self.requires_grad and self.is_leaf and is_grad_enabled():
@@ -284,145 +320,7 @@ class Tensor(ElementwiseMethods, ShapingMethods, OrderMethods):
     def __setitem__(self, key, value) -> None:
         self._rebind(self.index_put(key, value))
 
-    # ---- reductions ----------------------------------------------------------------
-    def sum(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
-        x = self if dtype is None else self.astype(dtype)
-        if dtype is None:  # NumPy sums bool and int32 in int64, uint8 in uint64
-            x = _as(x, dtypes.accumulated(x.dtype))
-        return _reduce("sum", x, axis, keepdims)
-
-    def prod(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
-        x = self if dtype is None else self.astype(dtype)
-        if dtype is None:
-            x = _as(x, dtypes.accumulated(x.dtype))  # (as sum)
-        return _reduce("prod", x, axis, keepdims)
-
-    def max(self, axis=None, keepdims: bool = False) -> Tensor:
-        return _reduce("max", self, axis, keepdims)
-
-    def min(self, axis=None, keepdims: bool = False) -> Tensor:
-        return _reduce("min", self, axis, keepdims)
-
-    def mean(self, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
-        """The mean, computed in `dtype` if given (else the floating dtype of this)."""
-        x = _as(self, dtypes.to_float(self.dtype) if dtype is None else dtypes.as_dtype(dtype))
-        return _as(x.sum(axis, keepdims) / _count(self.shape, axis), x.dtype)
-
-    def var(self, axis=None, ddof: int = 0, keepdims: bool = False, *,
-            correction: float | None = None) -> Tensor:
-        """Variance with NumPy's default ``ddof=0``; `correction` is the standard's (and
-        NumPy 2's) name for `ddof`."""
-        ddof = _correction(ddof, correction)
-        x = _as(self, dtypes.to_float(self.dtype))
-        centered = x - x.mean(axis, keepdims=True)
-        return (centered * centered).sum(axis, keepdims) / (_count(self.shape, axis) - ddof)
-
-    def std(self, axis=None, ddof: int = 0, keepdims: bool = False, *,
-            correction: float | None = None) -> Tensor:
-        return self.var(axis, ddof, keepdims, correction=correction).sqrt()
-
-    def logsumexp(self, axis=None, keepdims: bool = False) -> Tensor:
-        """``log(sum(exp(x)))``, shifted by the maximum so it cannot overflow."""
-        x = _as(self, dtypes.to_float(self.dtype))
-        top = x.max(axis).detach()
-        top = top.where(top.isfinite(), 0)  # an infinite max shifts by 0
-        # (with no history, the kept axes are a reshape of `top` itself)
-        shift = top.reshape(reduction_shapes(x.shape, axis)[2])
-        out = (x - shift).exp().sum(axis, keepdims).log()
-        return out + (shift if keepdims else top)
-
-    def argmax(self, axis=None, keepdims: bool = False) -> Tensor:
-        """Index of the first maximum (of the first NaN, if any), as NumPy."""
-        return self._arg_extreme("max", axis, keepdims)
-
-    def argmin(self, axis=None, keepdims: bool = False) -> Tensor:
-        return self._arg_extreme("min", axis, keepdims)
-
-    def _arg_extreme(self, which: str, axis, keepdims: bool) -> Tensor:
-        x = self.detach()
-        if axis is None:
-            out = x.ravel()._arg_extreme(which, 0, False)
-            return out.reshape((1,) * self.ndim) if keepdims else out
-        axis = normalize_axis(axis, self.ndim)
-        n = self.shape[axis]
-        positions = self.new_tensor(np.arange(n)).reshape(
-            tuple(n if d == axis else 1 for d in range(self.ndim)))
-        hit = (x == getattr(x, which)(axis, keepdims=True)) | (x != x)
-        return where(hit, positions, n).min(axis, keepdims)
-
-    def all(self, axis=None, keepdims: bool = False) -> Tensor:
-        """Whether every element along `axis` is true (True over an empty axis)."""
-        return self._logical("min", True, axis, keepdims)
-
-    def any(self, axis=None, keepdims: bool = False) -> Tensor:
-        """Whether any element along `axis` is true (False over an empty axis)."""
-        return self._logical("max", False, axis, keepdims)
-
-    def _logical(self, which: str, empty: bool, axis, keepdims: bool) -> Tensor:
-        x = _as(self, dtypes.bool_)
-        axes, shape, kept = reduction_shapes(x.shape, axis)
-        if any(x.shape[a] == 0 for a in axes):  # (as NumPy: the identity of and, or)
-            return Tensor._wrap(LazyBuffer.const(empty, kept if keepdims else shape,
-                                                 dtypes.bool_, x.device))
-        return _reduce(which, x, axis, keepdims)
-
-    # ---- shape ---------------------------------------------------------------------
-    def reshape(self, *shape) -> Tensor:
-        """This tensor in another shape of the same size; one -1 stands for the rest."""
-        return _reshape(self, _shape_arg(shape))
-
-    def transpose(self, *axes) -> Tensor:
-        """Permute the axes; with none given, reverse them (``.T``). Two axes of a tensor
-        of other than 2 dimensions, which NumPy refuses, are swapped (PyTorch's
-        ``transpose(dim0, dim1)``)."""
-        if len(axes) == 2 and self.ndim != 2 and all(type(a) is int for a in axes):
-            return self.swapaxes(*axes)
-        return self.permute(*axes)
-
-    def permute(self, *axes) -> Tensor:
-        """The axes in the order `axes`, reversed when none is given (PyTorch's
-        ``permute``)."""
-        axes = _shape_arg(axes) if axes and axes != (None,) else tuple(range(self.ndim))[::-1]
-        return _permute(self, axes)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
-        axes = list(range(self.ndim))
-        a, b = normalize_axis(axis1, self.ndim), normalize_axis(axis2, self.ndim)
-        axes[a], axes[b] = axes[b], axes[a]
-        return self.transpose(tuple(axes))
-
-    def broadcast_to(self, shape) -> Tensor:
-        return _broadcast_to(self, _shape_arg((shape,)))
-
-    def expand_dims(self, axis) -> Tensor:
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        ndim = self.ndim + len(axes)
-        axes = normalize_axes(axes, ndim)
-        dims = iter(self.shape)
-        return self.reshape(tuple(1 if d in axes else next(dims) for d in range(ndim)))
-
-    def squeeze(self, axis=None) -> Tensor:
-        """Remove length-1 axes (the given ones must have length 1, as in NumPy)."""
-        if axis is None:
-            axes = tuple(d for d, n in enumerate(self.shape) if n == 1)
-        else:
-            axes = normalize_axes(axis, self.ndim)
-            for a in axes:
-                if self.shape[a] != 1:
-                    raise ValueError(
-                        f"cannot squeeze axis {a} of length {self.shape[a]}; only axes of "
-                        f"length 1 can be squeezed (shape {self.shape})")
-        return self.reshape(tuple(n for d, n in enumerate(self.shape) if d not in axes))
-
-    def ravel(self) -> Tensor:
-        return self.reshape(-1)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """The tensor as one axis (NumPy's ``flatten``), or only its axes from `start_dim`
-        to `end_dim` (PyTorch's)."""
-        start, end = (normalize_axis(d, max(self.ndim, 1)) for d in (start_dim, end_dim))
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
-
+    # ---- indexing and products ------------------------------------------------------
     def __getitem__(self, key) -> Tensor:
         return _index(self, key)
 
@@ -468,20 +366,6 @@ class _HookHandle:
         node = self._node()
         if node is not None and node.hooks:
             node.hooks.pop(id(self), None)
-
-
-def _count(shape, axis) -> int:
-    return math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
-
-
-def _correction(ddof, correction):
-    """The degrees of freedom given as NumPy's `ddof` or the standard's `correction`."""
-    if correction is None:
-        return ddof
-    if ddof != 0:
-        raise ValueError(f"give ddof or correction, not both (ddof={ddof!r}, "
-                         f"correction={correction!r})")
-    return correction
 
 
 # ---- module-level operations -------------------------------------------------------

@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 
-from numgrad import engine, lazy, numpy_api
+from numgrad import engine, lazy
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
+from numgrad.numpy import dispatch
 from numgrad.plan import tracing
 from numgrad.plan.tape import TAPE
 
@@ -119,11 +120,11 @@ class TensorBase:
         """``np.asarray(t)``, ``np.array(t)``: a copy of the value (the caller owns it).
 
         For a tensor that requires grad (grad mode on) this warns
-        (`numgrad.numpy_api.GradientDroppedWarning`), naming the function converting it:
+        (`numgrad.numpy.dispatch.GradientDroppedWarning`), naming the function converting it:
         its result has no gradient. ``t.numpy()`` and ``t.detach()`` read the value
         without a warning."""
         if self._node is not None and is_grad_enabled():
-            numpy_api.warn_dropped()
+            dispatch.warn_dropped()
         if copy is False:
             raise ValueError("a tensor's value cannot be shared with NumPy without a copy "
                              "(numgrad's buffers are immutable); use np.asarray(t) or t.numpy()")
@@ -176,14 +177,14 @@ class TensorBase:
     def __array_ufunc__(self, ufunc, method: str, *inputs, **kwargs):
         """NumPy's ufuncs on tensors (NEP 13): ``np.exp(t)``, ``a + t`` (``a`` an ndarray)
         and ``np.add.reduce(t)`` call numgrad's function of the same name and return a
-        tensor; see `numgrad.numpy_api`."""
-        return numpy_api.array_ufunc(ufunc, method, inputs, kwargs)
+        tensor; see `numgrad.numpy.dispatch`."""
+        return dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         """NumPy's other functions on tensors (NEP 18): ``np.sum(t, axis=0)``,
         ``np.concatenate([t, u])``, ``np.linalg.solve(A, t)`` call numgrad's function of
         the same name; one numgrad does not have raises TypeError naming it."""
-        return numpy_api.array_function(func, types, args, kwargs)
+        return dispatch.array_function(func, types, args, kwargs)
 
     def __reduce__(self):
         """Pickle by value: the value, dtype, device name and requires_grad (not the

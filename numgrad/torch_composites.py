@@ -13,13 +13,13 @@ from typing import NamedTuple
 import numpy as np
 
 from numgrad import linalg
-from numgrad.assembly import array_split, take_along_axis
 from numgrad.linalg.products import cross as _cross
+from numgrad.numpy.assembly import array_split, take_along_axis
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.searching import histogram
 from numgrad.primitives import _shape_arg
-from numgrad.searching import histogram
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 
 class MinMax(NamedTuple):

@@ -22,7 +22,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from numgrad.joining import concatenate
 from numgrad.linalg.solvers import solve_stacked
 from numgrad.linalg.stacks import (
     TensorLike,
@@ -37,6 +36,7 @@ from numgrad.linalg.stacks import (
     stacked,
     unpack,
 )
+from numgrad.numpy.joining import concatenate
 from numgrad.primitives import _apply
 from numgrad.tensor import Tensor
 

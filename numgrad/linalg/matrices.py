@@ -9,7 +9,7 @@ Not in `numgrad.linalg.products`: ``numgrad`` exports that module's names at top
 from __future__ import annotations
 
 from numgrad.linalg.stacks import TensorLike, as_tensor
-from numgrad.standard import matrix_transpose, vecdot
+from numgrad.numpy.standard import matrix_transpose, vecdot
 from numgrad.tensor import Tensor
 
 __all__ = ["diagonal", "matrix_transpose", "trace", "vecdot"]

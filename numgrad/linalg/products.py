@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from numgrad.creation import tensor
-from numgrad.joining import stack
 from numgrad.matmul_rules import _both_tensors, _dot, _matmul
+from numgrad.numpy.creation import tensor
+from numgrad.numpy.joining import stack
+from numgrad.numpy.shaping import take
 from numgrad.shapes import normalize_axis
-from numgrad.shaping import take
 from numgrad.tensor import Tensor
 
 __all__ = ["cross", "dot", "einsum", "inner", "kron", "matmul", "outer", "tensordot"]

@@ -12,10 +12,10 @@ import weakref
 
 import numpy as np
 
+from numgrad.numpy.elementwise import where
 from numgrad.plan import tracing
 from numgrad.primitives import index_grid, key_array
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["cross_entropy", "log_softmax", "mse_loss", "softmax"]
 

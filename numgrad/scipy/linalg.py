@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from numgrad import linalg as _linalg
-from numgrad.creation import as_tensor
-from numgrad.joining import _tensors
 from numgrad.linalg.stacks import eye
+from numgrad.numpy.creation import as_tensor
+from numgrad.numpy.joining import _tensors
 from numgrad.tensor import Tensor
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular"]

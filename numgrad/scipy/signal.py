@@ -1,7 +1,7 @@
 """``scipy.signal``'s convolutions and correlations, in any number of dimensions.
 
 Each output element is a sum over the kernel's elements, computed directly
-(`numgrad.sampled.convolution`): the work is the output's size times the kernel's, as
+(`numgrad.numpy.sampled.convolution`): the work is the output's size times the kernel's, as
 SciPy's ``method='direct'``, and the values are SciPy's to rounding whatever `method`
 asks for (numgrad has no FFT). Differentiable in both inputs, to any order.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from numgrad.creation import as_tensor
-from numgrad.sampled import convolution
+from numgrad.numpy.creation import as_tensor
+from numgrad.numpy.sampled import convolution
 from numgrad.tensor import Tensor
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 import numbers
 
-from numgrad.creation import as_tensor
-from numgrad.joining import _tensors
 from numgrad.nn import functional
+from numgrad.numpy.creation import as_tensor
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import _tensors
 from numgrad.primitives import _elementwise
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["expit", "logit", "logsumexp", "softmax", "log_softmax", "xlogy", "xlog1py",
            "gammaln", "gamma", "digamma", "psi", "polygamma", "multigammaln", "beta", "betaln",

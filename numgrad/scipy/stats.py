@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 
 from numgrad import linalg as _linalg
-from numgrad.joining import _tensors, concatenate
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import _tensors, concatenate
 from numgrad.scipy.linalg import solve_triangular
 from numgrad.scipy.special import betainc, betaln, gammainc, gammaincc, xlog1py, xlogy
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["Normal", "MultivariateNormal", "StudentT", "Gamma", "ChiSquared", "Beta",
            "Dirichlet", "Poisson", "norm", "multivariate_normal", "t", "gamma", "chi2", "beta",

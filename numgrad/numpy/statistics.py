@@ -2,7 +2,7 @@
 ``percentile``, ``median``, ``cov`` and ``corrcoef``.
 
 Each is a composite of numgrad's primitives (order statistics read the sorted values,
-`Tensor._sorted`, at positions known from `q`), so each fuses, runs on every device
+`numgrad.numpy.ordering.sort`, at positions known from `q`), so each fuses, runs on every device
 and differentiates. Arguments that are parameters rather than data (`q`, the weights'
 sum, the degrees of freedom) are read and checked at the boundary, with NumPy's
 errors; that reads values, which ``ng.jit`` refuses while it traces.
@@ -16,13 +16,14 @@ import numbers
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.assembly import take_along_axis
-from numgrad.creation import as_tensor, tensor
-from numgrad.joining import concatenate
+from numgrad.numpy.assembly import take_along_axis
+from numgrad.numpy.creation import as_tensor, tensor
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import concatenate
+from numgrad.numpy.ordering import sort
 from numgrad.primitives import _as
 from numgrad.shapes import normalize_axes
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["average", "corrcoef", "count_nonzero", "cov", "median", "nanmedian",
            "nanpercentile", "nanquantile", "percentile", "ptp", "quantile"]
@@ -140,7 +141,7 @@ def _quantile(a, qs: np.ndarray, axis, method: str, keepdims: bool,
     if n == 0:
         raise ValueError(f"quantile of an empty slice: a has shape {a.shape} along axis "
                          f"{axis!r}")
-    ordered = x._sorted(-1)  # (NaN last)
+    ordered = sort(x, -1)  # (NaN last)
     counts = (~np.isnan(x.numpy())).sum(-1, keepdims=True) if skip_nan else np.array(n)
     last = np.maximum(counts, 1) - 1
     position = qs.ravel() * last

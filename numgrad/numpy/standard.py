@@ -14,9 +14,9 @@ from typing import NamedTuple
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import tensor
 from numgrad.device import Device, as_device, cuda_is_available, get_default_device
-from numgrad.functions import (
+from numgrad.numpy.creation import tensor
+from numgrad.numpy.elementwise import (
     arccos,
     arccosh,
     arcsin,
@@ -26,13 +26,13 @@ from numgrad.functions import (
     arctanh,
     invert,
     left_shift,
+    power,
     right_shift,
 )
-from numgrad.joining import concatenate
-from numgrad.searching import unique
+from numgrad.numpy.joining import concatenate
+from numgrad.numpy.searching import unique
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import power
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "acos", "acosh", "asarray",
            "asin", "asinh", "astype", "atan", "atan2", "atanh", "bitwise_invert",

@@ -17,17 +17,17 @@ import math
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import as_tensor, tensor
 from numgrad.device import get_default_device
-from numgrad.joining import concatenate
+from numgrad.numpy.creation import as_tensor, tensor
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import concatenate
+from numgrad.numpy.shaping import take
 from numgrad.primitives import _as
 from numgrad.shapes import normalize_axis
-from numgrad.shaping import take
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["argwhere", "bincount", "digitize", "flatnonzero", "histogram", "histogram2d",
-           "histogramdd", "interp", "lexsort", "nonzero", "searchsorted", "unique"]
+           "histogramdd", "interp", "isin", "lexsort", "nonzero", "searchsorted", "unique"]
 
 
 def _device(*arrays):
@@ -291,3 +291,17 @@ def _periodic(x: Tensor, xp: Tensor, fp: Tensor, period: float):
     xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
     fp = concatenate([fp[-1:], fp, fp[:1]])
     return x, xp, fp
+
+
+def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
+         kind=None) -> Tensor:
+    """Whether each element of `element` is among `test_elements` (NumPy's ``isin``; NaN
+    is never found): a bool tensor of `element`'s shape, no gradient. Every element is
+    compared with every test element, so memory grows with their product; for a large
+    sorted set, `searchsorted` compares less. `assume_unique` and `kind` choose NumPy's
+    algorithm, not the result: they are taken, and change nothing here."""
+    element = as_tensor(element)
+    tests = test_elements if isinstance(test_elements, Tensor) else \
+        tensor(np.asarray(test_elements), device=element.device)
+    found = (element.expand_dims(-1) == tests.reshape(-1)).any(-1)
+    return found.logical_not() if invert else found

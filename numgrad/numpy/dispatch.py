@@ -255,16 +255,8 @@ def _signature(numpy_function) -> inspect.Signature | None:
 @functools.cache
 def _parameters(function) -> types.MappingProxyType | None:
     """`function`'s parameters by name; None when it takes any keyword (read once per
-    function: reading them took 40 % of an ``ndarray @ tensor``).
-
-    The forwarders in `numgrad.functions` take ``(x, *args, **kwargs)``: their parameters
-    are those of the Tensor method of the same name.
-    """
+    function: reading them took 40 % of an ``ndarray @ tensor``)."""
     params = dict(inspect.signature(function).parameters)
-    kinds = [p.kind for p in params.values()]
-    method = getattr(numgrad.Tensor, function.__name__, None)
-    if kinds[1:] == list(_OPAQUE) and callable(method):
-        params = dict(inspect.signature(method).parameters)
     if any(p.kind == p.VAR_KEYWORD for p in params.values()):
         return None
     return types.MappingProxyType(params)

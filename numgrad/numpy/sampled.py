@@ -15,11 +15,11 @@ import functools
 
 import numpy as np
 
-from numgrad.creation import as_tensor
-from numgrad.joining import concatenate
+from numgrad.numpy.creation import as_tensor
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import concatenate
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = ["convolve", "gradient", "trapezoid"]
 

@@ -1,7 +1,7 @@
 """Assembling tensors: stacking, padding, tiling, splitting, rotating, diagonal matrices.
 
 NumPy's functions of these names, with NumPy's arguments, results and errors, built
-from concatenate, reshapes, broadcasts, gathers and `where` (see `numgrad.shaping`),
+from concatenate, reshapes, broadcasts, gathers and `where` (see `numgrad.numpy.shaping`),
 so each fuses with its neighbours and differentiates with no rule of its own.
 """
 
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from numgrad import dtypes
-from numgrad.creation import full
-from numgrad.joining import _tensor, _tensors, concatenate, split
+from numgrad.numpy.creation import full
+from numgrad.numpy.elementwise import where
+from numgrad.numpy.joining import _tensor, _tensors, concatenate, split
+from numgrad.numpy.shaping import copies, take
 from numgrad.shapes import broadcast_shapes, normalize_axis
-from numgrad.shaping import copies, take
 from numgrad.tensor import Tensor
-from numgrad.tensor_math import where
 
 __all__ = [
     "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",

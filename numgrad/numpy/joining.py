@@ -6,8 +6,8 @@ import numbers
 from collections.abc import Sequence
 
 from numgrad import dtypes
-from numgrad.creation import tensor
 from numgrad.device import get_default_device
+from numgrad.numpy.creation import tensor
 from numgrad.primitives import _apply, _as
 from numgrad.shapes import normalize_axis
 from numgrad.tensor import Tensor
