@@ -1,8 +1,12 @@
 """What numgrad remembers of recorded programs, to skip deriving it again when a program
 of the same structure comes back.
 
+- `numgrad.plan.keys`: one description of a recorded node by its structure, which
+  every key below is made of;
 - `numgrad.plan.tape` and `numgrad.plan.tracing`: the recorders (a thread's operations
   since its last realization; ``ng.jit``'s tracer);
+- `numgrad.plan.bound`: a `Plan`, a schedule bound to one graph, sharing what its runs
+  taught with the schedule's other plans;
 - `numgrad.plan.schedules`: a graph's schedule, rebound to a new graph of its structure;
 - `numgrad.plan.prepared` and `numgrad.plan.runner`: a schedule run again, prepared
   (its buffers and typed steps bound once) and, replayed often, written out as one
