@@ -4,13 +4,15 @@ deep backward passes are cut in repeating places (where the loop repeats,
 `autograd.pieces`; else by depth, `autograd.backward.CUT_DEPTH`), and kernels read one
 buffer once however many views recorded its reads. Counts come from
 the engine's counters (deterministic); values are compared with NumPy (float64, rtol
-1e-12).
+1e-12). The long loops (seconds of compiling each) are marked slow: `.ci/run` runs
+them.
 """
 
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from budget import slow
 from numpy.testing import assert_allclose
 
 import numgrad as ng
@@ -83,7 +85,8 @@ def test_kernels_stop_merging_at_max_kernel_arrays():
         assert_allclose(out.numpy(), np.exp(np.linspace(-1.0, 1.0, 5) * (k + 1)), rtol=RTOL)
 
 
-@pytest.mark.parametrize("steps, stored", [(10, False), (60, True)])
+@pytest.mark.parametrize("steps, stored",
+                         [(10, False), slow(60, True)])
 def test_a_deep_pass_stores_the_values_it_reads_once(steps, stored):
     # 10 steps (30 deep): the backward kernels recompute the states, fused. 60 steps
     # (180 deep, over CUT_DEPTH): they are computed once, before the pass, band by band.
@@ -126,6 +129,7 @@ def test_a_deep_recurrences_backward_pass_compiles_few_kernel_structures(monkeyp
     assert kernel_structures(900) <= 3
 
 
+@pytest.mark.slow
 def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
     # The same 150-step loop three times: the first pass runs the rules and cuts its
     # gradients together when they grow deeper than CUT_DEPTH; the rebuilt passes cut at
@@ -144,6 +148,7 @@ def test_a_deep_pass_rebuilt_from_its_recipe_cuts_where_it_was_recorded():
 
 
 
+@pytest.mark.slow
 def test_a_value_read_at_every_step_sums_its_gradient_the_same_way_for_any_length(
         monkeypatch, numba_cpu):
     # w is read by a product at every step: its gradient has one contribution per step
@@ -168,7 +173,7 @@ def test_a_value_read_at_every_step_sums_its_gradient_the_same_way_for_any_lengt
     assert looked_up[0] > 0 and looked_up[1:] == [0, 0]
 
 
-@pytest.mark.parametrize("steps", [3, STACK_AT, 2 * STACK_AT + 5])
+@pytest.mark.parametrize("steps", [3, slow(STACK_AT), slow(2 * STACK_AT + 5)])
 def test_stacked_gradient_contributions_differentiate_again(steps):
     # A Hessian-vector product through the stacked sums (second order) of
     # sum_t sin(w * c_t).sum(), against d/dw <grad, v> = sum_t -sin(w c_t) c_t**2 v,
@@ -243,6 +248,7 @@ def test_pieces_follow_the_loops_step():
         assert number.tolist() == sorted(number.tolist())
 
 
+@pytest.mark.slow
 def test_a_forward_cut_falls_at_the_same_place_of_each_step(monkeypatch):
     # The loop's graph grows deeper than MAX_DEPTH every 10 steps: each time it is
     # realized up to the same product of its step, not wherever depth ran out, as
@@ -298,6 +304,7 @@ def test_tracing_for_jit_cuts_nothing(monkeypatch):
     assert refreshed == []
 
 
+@pytest.mark.slow
 def test_a_deep_pass_through_freed_nodes_says_so():
     # The first 150 steps' saved values are freed by the first backward pass: the
     # second, deep and repeating, is refused by the freed node's rule, as a shallow one.

@@ -101,6 +101,7 @@ def test_transforms_in_threads_resume_the_collector_when_the_last_one_returns():
     assert seen == [False, False] and gc.isenabled()
 
 
+@pytest.mark.slow
 def test_numgrads_graphs_leave_no_cyclic_garbage():
     """What pausing relies on: reference counting frees every graph (the collector
     finds nothing to collect after value-and-gradient calls, backward passes, ng.jit

@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from budget import slow
 
 import numgrad as ng
 from numgrad import lazy, primitives
@@ -125,6 +126,7 @@ def one_graph(monkeypatch):
     monkeypatch.setattr(lazy, "AT_ONCE", False)
 
 
+@pytest.mark.slow
 def test_a_value_used_800_times_sums_its_gradient_by_kernels_of_one_structure(one_graph):
     # The terms were summed by kernels of up to 258 arrays (and of 1,600 under ng.jit:
     # minutes of compiling); now by a chain of kernels that each add about 30 of them to
@@ -142,6 +144,7 @@ def test_a_value_used_800_times_sums_its_gradient_by_kernels_of_one_structure(on
     assert len(programs[1] - programs[0]) <= 2
 
 
+@pytest.mark.slow
 def test_a_value_used_800_times_compiles_as_many_kernels_as_400_uses(one_graph, numba_cpu,
                                                                      monkeypatch):
     # Each length in a fresh in-memory cache: every distinct program is looked up once,
@@ -225,6 +228,7 @@ def test_new_process_with_the_same_cache_compiles_nothing(tmp_path):
     assert first == second
 
 
+@pytest.mark.slow
 def test_truncated_cache_files_cost_a_recompile_not_a_crash(tmp_path):
     first = _run(PROGRAM, str(tmp_path)).split(" ", 2)[2]
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -235,6 +239,7 @@ def test_truncated_cache_files_cost_a_recompile_not_a_crash(tmp_path):
     assert int(compiled) > 0 and second == first
 
 
+@pytest.mark.slow
 def test_two_processes_compiling_at_once_both_get_correct_values(tmp_path):
     env = dict(os.environ, NUMGRAD_CACHE_DIR=str(tmp_path), NUMGRAD_CPU_KERNELS="numba")
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(PROGRAM)], env=env,
@@ -261,7 +266,7 @@ def test_debug_fusion_logs_why_a_group_was_cut(tmp_path):
     assert "kernels_launched=" in result.stderr  # every level logs each realization
 
 
-@pytest.mark.parametrize("fusion", ["0", "1"])
+@pytest.mark.parametrize("fusion", [slow("0"), "1"])
 def test_fusion_switch_gives_the_same_values(tmp_path, fusion):
     code = """
         import numpy as np, numgrad as ng

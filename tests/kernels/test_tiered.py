@@ -28,7 +28,9 @@ from numgrad.kernels import missing, tiered
 # they pass. The worker died early, or could not read its jobs: it read them in a
 # thread, whose unpickling of Numba's types raced the main thread's import of Numba.
 # The worker now imports Numba first, and each failure says why (the exit and many-
-# kernels tests print it). README's and the slow runs cover the default mode.
+# kernels tests print it). README's and the slow runs cover the default mode. (Each
+# test runs processes from an empty cache, seconds each: README's command runs the
+# first two, `.ci/run` every one, `-m slow`.)
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMGRAD_CPU_KERNELS") == "numpy",
     reason="the default mode's processes: covered by README's and the slow runs")
@@ -138,6 +140,7 @@ FORKED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_forked_processes_compile_in_their_own_thread(tmp_path):
     script = tmp_path / "forked.py"
     script.write_text(FORKED)
@@ -172,6 +175,7 @@ PREPARED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_loop_replays_prepared_once_its_kernel_is_compiled(tmp_path):
     """A loop's schedule, interpreted while its kernel compiles (and while the thread
     imports Numba, which the plan's preparation must not trip on), is prepared when
@@ -206,6 +210,7 @@ BUSY = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_busy_loop_of_small_steps_gets_its_kernels_compiled(tmp_path):
     """A loop of millisecond steps started before the thread has imported Numba must
     not keep it from the GIL: CPython hands the GIL to a waiting thread only when its
@@ -238,6 +243,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kernels_compile_in_a_worker_process_and_load_here(tmp_path):
     """The parent never compiles: Numba's statistics in it show one load from the disk
     cache and no miss, and the launch that first runs the kernel counts it as compiled
@@ -281,6 +287,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_exit_does_not_wait_for_the_worker_which_compiles_for_the_next_run(tmp_path):
     first = json.loads(_python(EXIT, tmp_path))
     # The process exited with compiles pending (six kernels take seconds to compile);
@@ -319,6 +326,7 @@ DEATH = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kernels_a_dead_worker_owed_compile_here(tmp_path):
     interpreted, compiled, *values, why = _python(DEATH, tmp_path).split()
     assert (int(interpreted), int(compiled)) == (1, 1)
@@ -360,6 +368,7 @@ JIT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_jitted_step_traced_before_its_kernels_compiled_is_prepared_later(tmp_path):
     """A jitted step traced while its kernels were interpreted ran its plan step by step
     for ever (the demo's steps took 0.8 ms instead of 0.16); now the plan is prepared
@@ -386,6 +395,7 @@ MANY = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sending_many_kernels_never_waits_for_the_worker(tmp_path):
     """The jobs are written to the worker by a thread: a launch that wrote its job
     itself (holding the target's lock) waited, once the pipe was full, until the worker
@@ -416,6 +426,7 @@ UNUSABLE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_an_unusable_cache_folder_warns_once_and_the_worker_compiles_in_the_private_one(
         tmp_path):
     blocker = tmp_path / "a file"
@@ -454,6 +465,7 @@ NO_NUMBA = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_new_program_runs_before_numba_is_imported_here(tmp_path):
     """Numba is imported (two thirds of a second of this process's GIL) only when the
     worker has a kernel to load: a new program's first call runs interpreted without
@@ -532,6 +544,7 @@ RUN_TIME_ROW = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_row_added_at_run_time_compiles_in_the_worker(tmp_path):
     """The worker renders kernels from their programs: the rows they use go with them,
     so a row added at run time (docs/extending.rst) compiles there too."""
@@ -577,6 +590,7 @@ INTERPRETED_REPLAYS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_plans_replay_interpreted_kernels_until_the_compiled_ones_load(tmp_path):
     """A loop's plan is prepared and replayed while its kernels are interpreted (NumPy's
     functions called directly: the interpreter tier near NumPy's own speed), and

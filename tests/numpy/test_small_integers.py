@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from budget import quick
 
 import numgrad as ng
 from numgrad.ops import BINARY, TABLE, UNARY
@@ -48,19 +49,12 @@ SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" and \
 NOT_ON_INTEGERS = {"power"}  # (negative exponents raise: tested on their own below)
 
 
-def params(values: list, quick: list) -> list:
-    """Fixture parameters: those in `quick` run in README's command, the others are
-    marked slow (`.ci/run` runs them)."""
-    return [v if any(v is q for q in quick) else pytest.param(v, marks=pytest.mark.slow)
-            for v in values]
-
-
-@pytest.fixture(params=params(SMALL, [np.int8]), ids=lambda d: d.__name__)
+@pytest.fixture(params=quick(SMALL, [np.int8]), ids=lambda d: d.__name__)
 def dtype(request):
     return request.param
 
 
-@pytest.fixture(params=params([np.int8, np.int16, np.int32, np.int64, np.bool_], [np.int8]),
+@pytest.fixture(params=quick([np.int8, np.int16, np.int32, np.int64, np.bool_], [np.int8]),
                 ids=lambda d: d.__name__)
 def other(request):
     return request.param

@@ -13,6 +13,7 @@ import autograd.scipy.special as aspecial
 import numpy as np
 import pytest
 from autograd.tracer import getval
+from budget import slow
 
 import numgrad as ng
 from numgrad.ops import BINARY, BOOL, MATMUL, MOVEMENT, REDUCE, TABLE, TERNARY, UNARY
@@ -23,6 +24,17 @@ DIFFERENTIABLE_BINARY = [p for p in BINARY_OPS if p.vjp is not None]
 #: ternary rows other than `where` (which `test_composites` and the where tests cover):
 #: ``ng.scipy.special``'s, differentiable in their last operand only, as autograd's
 TERNARY_OPS = [p for p in TABLE.values() if p.kind == TERNARY and not p.condition]
+#: rows whose kernels take seconds to compile (special functions' series): the matrix
+#: runs them in `.ci/run` (marked slow); README's command checks them in their own files
+#: (tests/numpy/test_special_bessel_gamma.py, test_special_betainc.py)
+LONG_COMPILING = {"i0", "i1", "i0e", "i1e", "gammainc", "gammaincc", "betainc", "polygamma"}
+
+
+def rows(ops: list) -> list:
+    """`ops` as parameters, those of `LONG_COMPILING` marked slow."""
+    return [slow(p) if p.name in LONG_COMPILING else p for p in ops]
+
+
 #: piecewise constant: the gradient is 0
 ZERO_GRAD = {"sign", "floor", "ceil", "rint", "trunc", "floor_divide"}
 #: binary rows without a gradient for their first operand (autograd's have none): it
@@ -79,8 +91,8 @@ def test_every_elementwise_primitive_has_a_function_and_method():
         assert callable(getattr(ng.Tensor, API_NAME.get(p.name, p.name))), p.name
 
 
-@pytest.mark.parametrize("op", UNARY_OPS, ids=lambda p: p.name)
-@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-6)])
+@pytest.mark.parametrize("op", rows(UNARY_OPS), ids=lambda p: p.name)
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), slow(np.float32, 1e-6)])
 def test_unary_values(op, dtype, rtol):
     a = _draw(op, (3, 4), dtype=dtype)
     got = _apply(op, ng.tensor(a))
@@ -89,8 +101,8 @@ def test_unary_values(op, dtype, rtol):
     np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=0)
 
 
-@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL and
-                                p.name != "negative"], ids=lambda p: p.name)
+@pytest.mark.parametrize("op", rows([p for p in UNARY_OPS if p.result != BOOL and
+                                p.name != "negative"]), ids=lambda p: p.name)
 def test_unary_integer_inputs_follow_numpy_dtypes(op):
     # the integers of the op's domain (the CUDA simulator's math raises outside it;
     # test_numpy_elementwise.py checks NaN and infinities there on the CPU)
@@ -101,7 +113,7 @@ def test_unary_integer_inputs_follow_numpy_dtypes(op):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL and not p.integral],
+@pytest.mark.parametrize("op", rows([p for p in UNARY_OPS if p.result != BOOL and not p.integral]),
                          ids=lambda p: p.name)
 def test_unary_gradients(op):
     a = _draw(op, (2, 3), seed=1)
@@ -116,16 +128,16 @@ def test_unary_gradients(op):
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("op", [p for p in UNARY_OPS if p.result != BOOL and
-                                p.name not in ZERO_GRAD and not p.integral],
+@pytest.mark.parametrize("op", rows([p for p in UNARY_OPS if p.result != BOOL and
+                                p.name not in ZERO_GRAD and not p.integral]),
                          ids=lambda p: p.name)
 def test_unary_second_order(op):
     x = ng.tensor(_draw(op, (3,), seed=3), requires_grad=True)
     assert ng.gradgradcheck(lambda t: _apply(op, t), (x,))
 
 
-@pytest.mark.parametrize("op", BINARY_OPS, ids=lambda p: p.name)
-@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2, 3))],
+@pytest.mark.parametrize("op", rows(BINARY_OPS), ids=lambda p: p.name)
+@pytest.mark.parametrize("shapes", [slow(((3, 4), (3, 4))), ((3, 1), (4,)), slow(((), (2, 3)))],
                          ids=str)
 def test_binary_values_broadcast(op, shapes):
     a, b = _draw(op, shapes[0], seed=4), _draw(op, shapes[1], seed=5)
@@ -135,7 +147,7 @@ def test_binary_values_broadcast(op, shapes):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
+@pytest.mark.parametrize("op", rows(DIFFERENTIABLE_BINARY),
                          ids=lambda p: p.name)
 @pytest.mark.filterwarnings("ignore:Output seems independent")  # (floor_divide's is 0)
 def test_binary_gradients_sum_back_to_input_shapes(op):
@@ -154,7 +166,7 @@ def test_binary_gradients_sum_back_to_input_shapes(op):
     np.testing.assert_allclose(y.grad.numpy(), want_b, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
+@pytest.mark.parametrize("op", rows(DIFFERENTIABLE_BINARY),
                          ids=lambda p: p.name)
 def test_binary_second_order(op):
     x = ng.tensor(_draw(op, (3,), seed=9), requires_grad=op.name not in NO_GRAD_FIRST)
@@ -162,7 +174,7 @@ def test_binary_second_order(op):
     assert ng.gradgradcheck(lambda s, t: _apply(op, s, t), (x, y))
 
 
-@pytest.mark.parametrize("op", TERNARY_OPS, ids=lambda p: p.name)
+@pytest.mark.parametrize("op", rows(TERNARY_OPS), ids=lambda p: p.name)
 def test_ternary_values_broadcast_and_gradients_for_the_last_operand(op):
     a, b, c = _draw(op, (3, 1), seed=11), _draw(op, (4,), seed=12), _draw(op, (3, 4), seed=13)
     special = getattr(ng.scipy.special, op.name)
@@ -178,7 +190,7 @@ def test_ternary_values_broadcast_and_gradients_for_the_last_operand(op):
     assert ng.gradgradcheck(lambda t: special(a, b, t), (ng.tensor(c, requires_grad=True),))
 
 
-@pytest.mark.parametrize("op", DIFFERENTIABLE_BINARY,
+@pytest.mark.parametrize("op", rows(DIFFERENTIABLE_BINARY),
                          ids=lambda p: p.name)
 def test_binary_with_weak_python_scalar_keeps_float32(op):
     a = _draw(op, (5,), dtype=np.float32)
@@ -254,7 +266,7 @@ def test_kinks_follow_pytorch():
 REDUCE_OPS = [p for p in TABLE.values() if p.kind == REDUCE]
 
 
-@pytest.mark.parametrize("op", REDUCE_OPS, ids=lambda p: p.name)
+@pytest.mark.parametrize("op", rows(REDUCE_OPS), ids=lambda p: p.name)
 @pytest.mark.parametrize("axis", [None, 0, 2, (0, 2)], ids=str)
 def test_reductions(op, axis):
     # distinct values (no ties for max/min) away from 0 (prod's rule for zeros is

@@ -223,6 +223,7 @@ def test_threads_compiling_the_same_new_kernel_get_one_kernel():
     assert sum(r.kernels_compiled + r.disk_hits for _, r in results) <= 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(SIMULATOR, reason="hundreds of simulated kernels: too slow there")
 def test_threads_backward_through_deep_graphs_at_once():
     def deep(seed):
