@@ -83,9 +83,9 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
     (`AT_ONCE`).
 
     One pass over `srcs` finds both the depth and whether all are constants: this
-    runs for every recorded operation. While `MADE` is a list, each call is noted in
-    it; while this thread's `TAPE.folds` is a dict, each fold and each value computed at
-    once.
+    runs for every recorded operation. While this thread's `TAPE.notes` is a list (a
+    backward pass recorded for reuse), each call is noted in it; while its `TAPE.folds`
+    is a dict, each fold and each value computed at once.
     """
     depth, folds = 0, bool(srcs)
     for s in srcs:
@@ -105,8 +105,9 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
             TAPE.made(buf)
     elif TAPE.folds is not None:  # (computed at once: noted as a fold is)
         TAPE.folds[buf] = (op, srcs)
-    if MADE is not None:
-        MADE.append((buf, op, srcs, arg))
+    notes = TAPE.notes
+    if notes is not None:
+        notes.append((buf, op, srcs, arg))
     return buf
 
 
@@ -228,9 +229,6 @@ def computed(value, shape, dtype: np.dtype, device) -> LazyBuffer:
     return buf
 
 
-#: While a backward pass is recorded for reuse (`numgrad.plan.recipes`), the list
-#: `make` notes each call in, as (buffer, op, srcs, arg); None otherwise.
-MADE: list | None = None
 _new = object.__new__
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
 

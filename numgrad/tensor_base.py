@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from numgrad import engine, lazy
+from numgrad import engine
 from numgrad.autograd.grad_mode import is_grad_enabled
 from numgrad.autograd.graph import Node
 from numgrad.device import Device
@@ -103,8 +103,8 @@ class TensorBase:
         rules' results would hold the value: `numgrad.plan.recipes`, `Tape.read`)."""
         if tracing.ACTIVE:
             tracing.check_read(what)
-        if lazy.MADE is not None:
-            lazy.MADE.append(None)
+        if TAPE.notes is not None:
+            TAPE.notes.append(None)
         if TAPE.in_pass:
             TAPE.read = True
         elif TAPE.on and self._buf.realized is None:

@@ -8,7 +8,7 @@ A pass is keyed by its needed nodes in the engine's order: each node's rule, arg
 of the same graph then finds made) and edges, and the buffers it starts from (the
 seeds, and each node's saved inputs and output), by shape, dtype, device and which of
 them are one buffer. The recipe is the
-rules' `numgrad.lazy.make` calls, noted as the pass records them (`lazy.MADE`): made
+rules' `numgrad.lazy.make` calls, noted as the pass records them (`Tape.notes`): made
 again on new buffers, work on constants folds again, from their new values. So a pass
 that computes some of its graph on the way (realized for its depth, or its pending
 gradients cut together, `cut`) is rebuilt computing at the same points. One whose rules
@@ -22,7 +22,6 @@ scatter-add that is indexing's gradient) takes the new node's array.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,13 +35,11 @@ from numgrad.ops import CONST, TABLE, Primitive
 from numgrad.plan.cache import Cache
 from numgrad.plan.keys import signature
 from numgrad.plan.scalar_pass import ScalarPass
+from numgrad.plan.tape import TAPE
 
 #: Recipes kept, by their pass's structure (`structure`); None for a pass that is not
 #: reusable
 CACHE = Cache("backward recipes", 256)
-_recording = threading.Lock()
-#: While a pass is recorded: its cuts, as (number of `lazy.MADE` notes, buffers)
-_cuts: list | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,21 +134,20 @@ def recall(key) -> Recipe | None | bool:
 def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
     """Run the pass `run(delivered)` over the nodes `order`, which appends each
     gradient it hands to a node to `delivered` as (node position, buffer), noting what
-    it makes (`lazy.MADE`); keep its recipe under `key`. One thread records at a time
-    (the note is global): while another does, the pass just runs."""
-    if not _recording.acquire(blocking=False):
+    it makes (this thread's `Tape.notes`); keep its recipe under `key`. Threads record
+    side by side; a pass within a pass being recorded (a rule's own backward pass)
+    just runs."""
+    if TAPE.notes is not None:
         run(None)
         return
-    global _cuts
     made: list = []
     delivered: list = []
     cuts: list = []
     try:
-        lazy.MADE, _cuts = made, cuts
+        TAPE.notes, TAPE.cuts = made, cuts
         run(delivered)
     finally:
-        lazy.MADE = _cuts = None
-        _recording.release()
+        TAPE.notes = TAPE.cuts = None
     recipe = _recipe(starts, made, delivered, cuts, order)
     CACHE.put(key, recipe)
 
@@ -159,8 +155,9 @@ def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
 def cut(bufs: list[LazyBuffer]) -> None:
     """Compute `bufs` (a pass's pending gradients) together, noting where if a pass
     is being recorded: it is rebuilt computing them at the same point."""
-    if _cuts is not None:  # (set with lazy.MADE, by `record`)
-        _cuts.append((len(lazy.MADE), bufs))
+    cuts = TAPE.cuts
+    if cuts is not None:  # (set with the notes, by `record`)
+        cuts.append((len(TAPE.notes), bufs))
     _compute(bufs)
 
 
@@ -214,7 +211,7 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer], order: list[Node] = ()
 def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
             order: list[Node]) -> Recipe | None:
     """The recipe of a pass over the nodes `order` from `starts` that `made` buffers
-    (`lazy.MADE`'s notes), handed out `delivered` and computed `cuts` (`cut`'s notes);
+    (`Tape.notes`), handed out `delivered` and computed `cuts` (`cut`'s notes);
     None if it read a value (a None note), a gradient needs a buffer from elsewhere
     (an array loaded during the pass) or an argument holds an index array that is no
     node's."""

@@ -53,6 +53,12 @@ class Tape(threading.local):
     #: whether a value was read during the backward pass now running (its rules'
     #: results may depend on it: it keeps no step plan)
     read = False
+    #: while this thread records a backward pass for reuse (`numgrad.plan.recipes`):
+    #: each `numgrad.lazy.make` call, as (buffer, op, srcs, arg), and None for each
+    #: value read; and the pass's cuts, as (number of notes, buffers). Another thread's
+    #: work is not noted: it is no part of this pass.
+    notes: list | None = None
+    cuts: list | None = None
 
     def __init__(self):
         self.clear()

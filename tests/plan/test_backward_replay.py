@@ -187,9 +187,52 @@ def test_a_row_replaced_in_the_table_is_used_at_the_next_pass(rules, monkeypatch
     assert rules == ["sum", "exp"]
 
 
+def test_another_threads_work_while_a_pass_is_recorded_is_not_part_of_it(rules):
+    """What a pass's rules make is noted on its own thread: another thread that records
+    operations and reads a value while the pass is recorded neither lands in its recipe
+    nor costs it the recipe (a value read, noted in the pass, would drop it), and that
+    thread never sees the notes go away under it."""
+    recording, done = threading.Event(), threading.Event()
+    errors = []
+
+    def other():
+        try:
+            recording.wait(5)
+            y = ng.tensor([3.0, 4.0])
+            for _ in range(200):
+                y = (y * 0.5).exp()
+            float(y.sum().item())  # a value read, while the pass is recorded
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        finally:
+            done.set()
+
+    record = recipes.record
+
+    def recorded(run, key, starts, order):
+        def waiting(delivered):
+            recording.set()
+            done.wait(5)  # (the other thread's work falls inside this pass)
+            run(delivered)
+        record(waiting, key, starts, order)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    x = ng.tensor([0.5, 1.5], requires_grad=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recipes, "record", recorded)
+        (first,) = ng.grad((x.exp() * 2.0).sum(), x)
+    thread.join()
+    assert not errors, errors
+    rules.clear()
+    (again,) = ng.grad((x.exp() * 2.0).sum(), x)
+    assert rules == []  # the recipe was kept: no rule ran
+    np.testing.assert_array_equal(again.numpy(), first.numpy())
+
+
 def test_threads_record_and_rebuild_passes_side_by_side():
-    """One thread records at a time (its note of what the rules make is global); the
-    others run their rules or rebuild, and every gradient is right (to 1e-12)."""
+    """Threads record passes side by side (each notes what its own rules make) and
+    rebuild them, and every gradient is right (to 1e-12)."""
     recipes.CACHE.clear()
     errors = []
 
