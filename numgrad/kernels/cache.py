@@ -76,14 +76,19 @@ def clear() -> None:
 
 
 def info() -> dict:
-    """The cache folder, its size in bytes and its number of kernel modules."""
+    """The cache folder, its size in bytes and its number of kernel modules. Files
+    another process removes meanwhile (Numba replaces a kernel's index file when it
+    saves the kernel) are left out."""
     folder = cache_dir()
-    files = [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
-    return {
-        "path": str(folder),
-        "bytes": sum(p.stat().st_size for p in files),
-        "kernels": sum(1 for p in files if p.suffix == ".py"),
-    }
+    size = kernels = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                size += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                continue
+            kernels += name.endswith(".py")
+    return {"path": str(folder), "bytes": size, "kernels": kernels}
 
 
 def folder() -> Path:
