@@ -1,7 +1,7 @@
 """The steps of a prepared plan, typed: each runs itself and writes itself out.
 
 A prepared plan (`numgrad.plan.prepared`) is a list of steps over the array of every
-slot (``a``), run with the plan's rebound constants (``values``: `Schedule.values`, or
+slot (``a``), run with the plan's rebound constants (``values``: `Plan.values`, or
 None for the template's own), the thread count, the small arrays its last run handed
 out (``kept``, per slot) and the arrays its cached views were made from (``bases``).
 A replay runs the steps one by one (`run`) until the plan has been replayed often
