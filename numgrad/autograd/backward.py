@@ -361,10 +361,8 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     recipe = recipes.recall(key) if key is not None else None
     split = None
     if not recipe or recipe.scalar is None:  # (a scalar pass saved computed values)
-        if starts is not None:
-            split = _compute_saved(order, starts, len(seeds))
-        else:
-            split = _compute_saved(order, _saved(order), 0)
+        saved, leading = (starts, len(seeds)) if starts is not None else (_saved(order), 0)
+        split = _compute_saved(order, saved, leading)
     if recipe:
         wrap = type(seeds[0])._wrap
         for i, buf in recipes.gradients(recipe, starts, order, targets):
