@@ -25,7 +25,7 @@ def cut(buf: LazyBuffer, before=None) -> None:
     realized since it was made), realize its graph up to the buffer `cut_point` picks
     (calling `before` first, if given). Not while this thread traces for ``ng.jit``:
     nothing is computed then (the trace plans it all at its end)."""
-    if tracing.ACTIVE and tracing.current() is not None:
+    if tracing.current() is not None:
         return
     chain = longest_chain(buf)
     if chain is None:  # (too deep for a source realized since: work it out)

@@ -9,7 +9,7 @@ import numpy as np
 
 from numgrad.dtypes import python_scalar
 from numgrad.ops import BINARY, CAST, CONST, ELEMENTWISE, TABLE, TERNARY, UNARY, Primitive
-from numgrad.plan.tape import TAPE
+from numgrad.plan.recorder import LOCAL, Recorder
 
 #: A node whose chain of pending (unrealized) sources grows deeper than this is
 #: realized when it is created, so long loops never build unbounded graphs.
@@ -47,14 +47,17 @@ class LazyBuffer:
         return cls(TABLE["load"], (), None, tuple(array.shape), array.dtype, device, array)
 
     @classmethod
-    def const(cls, value, shape, dtype, device) -> LazyBuffer:
-        """A constant of any shape: one scalar, broadcast (no memory until realized)."""
+    def const(cls, value, shape, dtype, device, recorder: Recorder | None = None) -> LazyBuffer:
+        """A constant of any shape: one scalar, broadcast (no memory until realized),
+        reported to `recorder` (this thread's, if not given)."""
         buf = _new(cls)  # __init__ written out: one per scalar operand recorded
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = _CONST, (), dtype.type(value), \
             tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, 1, None
-        if TAPE.on:
-            TAPE.made(buf)
+        if recorder is None:
+            recorder = LOCAL.recorder
+        if recorder.watching:
+            recorder.constant(buf)
         return buf
 
     @property
@@ -77,16 +80,18 @@ class LazyBuffer:
         return f"<LazyBuffer {self.op.name} {self.shape} {self.dtype} {self.device} {state}>"
 
 
-def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device) -> LazyBuffer:
+def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device,
+         recorder: Recorder | None = None) -> LazyBuffer:
     """A node for `op`, with constants folded: work on constants gives a constant, and
     elementwise work of one element on computed values is computed at once
     (`AT_ONCE`).
 
     One pass over `srcs` finds both the depth and whether all are constants: this
-    runs for every recorded operation. While this thread's `TAPE.notes` is a list (a
-    backward pass recorded for reuse), each call is noted in it; while its `TAPE.folds`
-    is a dict, each fold and each value computed at once.
+    runs for every recorded operation, which it reports to `recorder` (this thread's,
+    `numgrad.plan.recorder`, if not given).
     """
+    if recorder is None:
+        recorder = LOCAL.recorder
     depth, folds = 0, bool(srcs)
     for s in srcs:
         if s.depth > depth:
@@ -94,20 +99,18 @@ def make(op: Primitive, srcs: tuple[LazyBuffer, ...], arg, shape, dtype, device)
         if folds and (s.op.kind != CONST or s.realized is not None):
             folds = False
     if folds and foldable(op):
-        buf = LazyBuffer.const(fold(op, [s.arg for s in srcs], dtype), shape, dtype, device)
-        if TAPE.folds is not None:
-            TAPE.folds[buf] = (op, srcs)
-    elif depth > 1 or (buf := _at_once(op, srcs, shape, dtype, device)) is None:
+        buf = LazyBuffer.const(fold(op, [s.arg for s in srcs], dtype), shape, dtype, device,
+                               recorder)
+        pending = False
+    elif depth > 1 or (buf := _at_once(op, srcs, shape, dtype, device, recorder)) is None:
         buf = _new(LazyBuffer)  # __init__ written out, with the depth found above
         buf.op, buf.srcs, buf.arg, buf.shape, buf.dtype = op, srcs, arg, tuple(shape), dtype
         buf.device, buf.realized, buf.depth, buf.sig = device, None, depth + 1, None
-        if TAPE.on:
-            TAPE.made(buf)
-    elif TAPE.folds is not None:  # (computed at once: noted as a fold is)
-        TAPE.folds[buf] = (op, srcs)
-    notes = TAPE.notes
-    if notes is not None:
-        notes.append((buf, op, srcs, arg))
+        pending = True
+    else:  # (computed at once: noted as a fold is)
+        pending = False
+    if recorder.watching:
+        recorder.made(buf, op, srcs, arg, pending)
     return buf
 
 
@@ -149,11 +152,9 @@ _FLOAT64, _FLOAT64_ARITHMETIC = np.dtype(np.float64), {
 #: scalars: a loop of scalar operations (W2) costs what Python's arithmetic costs,
 #: not a walk, a schedule and a launch per realization. Where Python raises (1 / 0,
 #: log(0), an overflow) or gives a complex number, NumPy's reference gives the value,
-#: inf or nan as kernels do. Not while ``ng.jit`` traces (`TRACING`): a trace records
+#: inf or nan as kernels do. Not while ``ng.jit`` traces (`Recorder.tracer`): a trace records
 #: everything. Tests of the lazy engine on scalar graphs turn it off.
 AT_ONCE = True
-#: Whether a thread traces for ng.jit (set by `numgrad.plan.tracing`).
-TRACING = False
 _AT_ONCE_KINDS = frozenset({UNARY, BINARY, TERNARY})
 #: The dtypes of the operands computed at once: floating and boolean
 _SCALAR_DTYPES = frozenset({np.dtype(t) for t in (np.float32, np.float64, np.bool_)})
@@ -164,12 +165,12 @@ _FLOAT32 = np.dtype(np.float32)
 _expressions: dict[str, tuple[Primitive, object]] = {}
 
 
-def _at_once(op: Primitive, srcs, shape, dtype, device) -> LazyBuffer | None:
+def _at_once(op: Primitive, srcs, shape, dtype, device, recorder) -> LazyBuffer | None:
     """`op` on `srcs` (none deeper than 1), computed into a realized buffer if `op` is
     computed at once (`AT_ONCE`) there; None if not, or if an operand is not
     computed, or is neither floating nor boolean (integers wrap in kernels), or is float32
     where the row's float32 value is not its float64 value rounded."""
-    if shape and shape.count(1) != len(shape) or not AT_ONCE or TRACING or \
+    if shape and shape.count(1) != len(shape) or not AT_ONCE or recorder.tracer is not None or \
             device.type != "cpu":
         return None
     expression = _expression(op, len(srcs))

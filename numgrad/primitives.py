@@ -22,8 +22,7 @@ from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE
-from numgrad.plan import tracing
-from numgrad.plan.tape import TAPE
+from numgrad.plan.recorder import LOCAL, Recorder
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
 from numgrad.tensor_base import _VALUE_READ, TensorBase
 
@@ -39,8 +38,9 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
     The inputs share one device; the result is there too, unless `device` says
     otherwise (a copy between devices).
     """
-    if tracing.ACTIVE:
-        tracing.saw(inputs)
+    recorder = LOCAL.recorder
+    if recorder.tracer is not None:
+        recorder.tracer.saw(inputs)
     bufs, nodes = [], []
     source = inputs[0]._buf.device
     for t in inputs:
@@ -50,26 +50,26 @@ def _apply(name: str, inputs: tuple[TensorBase, ...], arg, shape, dtype,
         bufs.append(buf)
         nodes.append(t._node)
     return _record(TABLE[name], arg, tuple(bufs), tuple(nodes), type(inputs[0]), shape,
-                   dtype, device or source)
+                   dtype, device or source, recorder)
 
 
-def _record(op, arg, bufs: tuple, nodes: tuple, cls, shape, dtype, device):
+def _record(op, arg, bufs: tuple, nodes: tuple, cls, shape, dtype, device,
+            recorder: Recorder):
     """A tensor of class `cls` with `op`'s value on `bufs` (the inputs' values) and, when
-    grad mode is on and one of the inputs' history `nodes` is not None, its own.
+    grad mode is on and one of the inputs' history `nodes` is not None, its own, reported
+    to this thread's `recorder`.
 
     This runs for every recorded operation: it builds its objects directly.
     """
-    buf = lazy.make(op, bufs, arg, shape, dtype, device)
+    buf = lazy.make(op, bufs, arg, shape, dtype, device, recorder)
     node = OpNode(op, arg, nodes, bufs, buf) if op.vjp is not None and dtype.kind == "f" \
         and nodes.count(None) != len(nodes) and is_grad_enabled() else None
-    if node is not None and TAPE.on:
-        TAPE.node(node)
     out = _new(cls)  # (TensorBase._wrap written out)
     out._buf, out._node, out._grad = buf, node, None
-    if tracing.ACTIVE:
-        tracing.wrapped(out)
+    if recorder.watching:
+        recorder.wrapped(out, node)
     if buf.depth > MAX_DEPTH:
-        depth.cut(buf, TAPE.cut if TAPE.on else None)
+        depth.cut(buf, recorder.cut if recorder.on else None)
     return out
 
 
@@ -87,8 +87,9 @@ def _load(data, dtype, device: Device) -> LazyBuffer:
     A tensor's value is taken without its history; `dtype` None keeps the data's dtype.
     """
     if isinstance(data, TensorBase):
-        if tracing.ACTIVE:
-            tracing.saw((data,))
+        tracer = LOCAL.recorder.tracer
+        if tracer is not None:
+            tracer.saw((data,))
         x = type(data)._wrap(data._buf)
         x = _cast(x, dtypes.as_dtype(dtype)) if dtype is not None else x
         return (_copy(x, device) if x.device != device else x)._buf
@@ -203,8 +204,9 @@ def _elementwise(name: str, *operands):
     and the right dtype are recorded as they are, and only the others (scalars, which
     become constants of the result's shape, casts, broadcasts) take a second.
     """
-    if tracing.ACTIVE:
-        tracing.saw([o for o in operands if isinstance(o, TensorBase)])
+    recorder = LOCAL.recorder
+    if recorder.tracer is not None:
+        recorder.tracer.saw(operands)
     key, like, shape, same_shape = [name], None, None, True
     bufs, nodes = [], []
     for o in operands:
@@ -239,14 +241,15 @@ def _elementwise(name: str, *operands):
         for i, o in enumerate(operands):
             want = dtypes.bool_ if not i and op.condition else dtype
             if bufs[i] is None:
-                bufs[i] = LazyBuffer.const(o, shape, want, device)
+                bufs[i] = LazyBuffer.const(o, shape, want, device, recorder)
                 continue
             if o._buf.dtype is not want and o._buf.dtype != want:
                 o = _cast(o, want)
             if o._buf.shape != shape:
                 o = _broadcast_to(o, shape)
             bufs[i], nodes[i] = o._buf, o._node
-    return _record(op, None, tuple(bufs), tuple(nodes), type(like), shape, out_dtype, device)
+    return _record(op, None, tuple(bufs), tuple(nodes), type(like), shape, out_dtype, device,
+                   recorder)
 
 
 def _load_data(operands) -> list:
@@ -300,8 +303,9 @@ def _reshape(x: TensorBase, shape: tuple[int, ...]):
         if buf.realized is None and buf.op is _RESHAPE:
             buf = buf.srcs[0]
         if buf is not x._buf or buf.shape == shape:
-            if tracing.ACTIVE:
-                tracing.saw((x,))
+            tracer = LOCAL.recorder.tracer
+            if tracer is not None:
+                tracer.saw((x,))
             x = type(x)._wrap(buf)
             if buf.shape == shape:
                 return x

@@ -19,7 +19,7 @@ from numgrad.device import Device
 from numgrad.lazy import LazyBuffer
 from numgrad.numpy import dispatch
 from numgrad.plan import tracing
-from numgrad.plan.tape import TAPE
+from numgrad.plan.recorder import LOCAL
 
 Scalar = int | float | bool
 
@@ -64,8 +64,9 @@ class TensorBase:
         """A tensor of this class with value `buf` and history `node` (no copy)."""
         t = object.__new__(cls)
         t._buf, t._node, t._grad = buf, node, None
-        if tracing.ACTIVE:
-            tracing.wrapped(t)
+        tracer = LOCAL.recorder.tracer
+        if tracer is not None:
+            tracer.wrapped(t)
         return t
 
     # ---- attributes ----------------------------------------------------------------
@@ -100,15 +101,11 @@ class TensorBase:
     def _read(self, what: str) -> None:
         """Compute the value, to be read: a trace refuses that (`what` says why), and a
         backward pass that reads it is then not kept, as a recipe or as a step plan (its
-        rules' results would hold the value: `numgrad.plan.recipes`, `Tape.read`)."""
-        if tracing.ACTIVE:
+        rules' results would hold the value: `numgrad.plan.recorder.Recorder.reading`)."""
+        thread = LOCAL.recorder
+        if thread.watching:
             tracing.check_read(what)
-        if TAPE.notes is not None:
-            TAPE.notes.append(None)
-        if TAPE.in_pass:
-            TAPE.read = True
-        elif TAPE.on and self._buf.realized is None:
-            TAPE.cut()  # (a loss read before backward(): the step's tape goes on)
+            thread.reading(self._buf)
         self.realize()
 
     def numpy(self) -> np.ndarray:

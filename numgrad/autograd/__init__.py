@@ -8,8 +8,7 @@ from numgrad.autograd import collector
 from numgrad.autograd.backward import run_backward
 from numgrad.autograd.function import Function, FunctionCtx
 from numgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from numgrad.plan import step_plans
-from numgrad.plan.tape import TAPE
+from numgrad.plan import recorder, step_plans
 
 __all__ = ["Function", "FunctionCtx", "backward", "enable_grad", "grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled"]
@@ -121,13 +120,16 @@ def _watch(segment: step_plans.Segment | None) -> None:
     """Before a backward pass: the tape records none of its buffers, and notes the
     constants it folds and the realizations it runs if `segment` may keep its plan
     (`step_plans.remember`)."""
-    TAPE.on, TAPE.in_pass, TAPE.read = False, True, False
+    thread = recorder.current()
+    thread.on, thread.in_pass, thread.read = False, True, False
     if segment is not None:
-        TAPE.folds, TAPE.ran = segment.folds, segment.ran
+        thread.folds, thread.ran = segment.folds, segment.ran
+    thread.listen()
 
 
 def _unwatch() -> None:
     """After a backward pass: a new tape."""
-    TAPE.folds = TAPE.ran = None
-    TAPE.in_pass = False
-    TAPE.clear()
+    thread = recorder.current()
+    thread.folds = thread.ran = None
+    thread.in_pass = False
+    thread.clear()

@@ -16,7 +16,7 @@ from numgrad.autograd.pieces import pieces
 from numgrad.lazy import MAX_DEPTH
 from numgrad.ops import CONST, MOVEMENT
 from numgrad.plan import recipes, tracing
-from numgrad.plan.tape import TAPE
+from numgrad.plan.recorder import LOCAL
 from numgrad.primitives import _apply, _as
 
 #: Held while a gradient is added into a ``.grad``: threads running backward into
@@ -167,7 +167,7 @@ def run_backward(outputs, grad_outputs, inputs, *, accumulate: bool, retain_grap
         _deliver(node, grad, targets, found, accumulate, inputs, touched)
 
     with set_grad_enabled(create_graph):
-        if create_graph or is_grads_batched or tracing.ACTIVE:
+        if create_graph or is_grads_batched or tracing.current() is not None:
             split = _compute_saved(order, _saved(order), 0)
             _propagate(outputs, seeds, _pending(order), deliver, split)
         else:
@@ -356,7 +356,7 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
     gradients or hooks is not rebuilt). Returns whether the pass's gradients follow
     from its structure (what a step plan needs, `numgrad.plan.step_plans`): its nodes
     are primitives' with no hooks or retained gradients (`recipes.structure` keys it),
-    and no rule read a value (`Tape.read`)."""
+    and no rule read a value (`numgrad.plan.recorder.Recorder.read`)."""
     key, starts = recipes.structure(order, [o._node for o in outputs], [s._buf for s in seeds])
     recipe = recipes.recall(key) if key is not None else None
     split = None
@@ -372,7 +372,7 @@ def _propagate_or_replay(outputs, seeds, order: list[Node], targets: dict, deliv
                                                    split, delivered), key, starts, order)
     else:
         _propagate(outputs, seeds, _pending(order), deliver, split)
-    return key is not None and not TAPE.read
+    return key is not None and not LOCAL.recorder.read
 
 
 def _call_hooks(node: Node, grad):
@@ -397,8 +397,9 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
     else:
         tensor = node.retained() if node.retained is not None else None
     if tensor is not None:
-        if tracing.ACTIVE:
-            tracing.touch(tensor)
+        tracer = LOCAL.recorder.tracer
+        if tracer is not None:
+            tracer.saw((tensor,))
         with grad_lock:
             tensor._grad = grad if tensor._grad is None else tensor._grad + grad
         if touched is not None:

@@ -51,7 +51,7 @@ class JitFunction:
         self._lock = threading.Lock()  # held to find or make a trace
 
     def __call__(self, *args, **kwargs):
-        if tracing.ACTIVE and tracing.current() is not None:
+        if tracing.current() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: inlined
         if not kwargs and {*map(type, args)} <= _TENSOR:  # (the common case, fast)
             leaves, spec = list(args), tree.tensors_spec(len(args))

@@ -18,9 +18,8 @@ from numgrad.engine import counters
 from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import TABLE
-from numgrad.plan import tracing
+from numgrad.plan import recorder, tracing
 from numgrad.plan.prepared import run_reused
-from numgrad.plan.tape import TAPE
 
 _LOAD = TABLE["load"]
 #: The engine lock. Reentrant: realizing may record (and so realize) again.
@@ -38,7 +37,7 @@ _rebound_lock = threading.Lock()
 def rebound(tensor) -> None:
     """Note that `tensor` (anything with a ``_buf``) was changed in place. (A trace
     keeps its own account of what it changed.)"""
-    if tensor._buf.realized is None and not (tracing.ACTIVE and tracing.current()):
+    if tensor._buf.realized is None and not tracing.current():
         with _rebound_lock:
             _rebound[id(tensor)] = weakref.ref(tensor)
 
@@ -61,7 +60,7 @@ def realize(*bufs: LazyBuffer):
     """Compute every unrealized buffer in `bufs` (and what they need), and the values
     of tensors changed in place since the last realization: with them, when something
     is computed (reading a computed value computes nothing), and always when `bufs` is
-    empty. While this thread's `Tape.ran` is a list (a backward pass that may become a
+    empty. While this thread's recorder's `ran` is a list (a backward pass that may become a
     step plan), each realization appends its schedule, the buffer of each of its slots
     and the buffers its steps' arguments came from (`numgrad.engine.schedule.schedule`).
 
@@ -70,7 +69,7 @@ def realize(*bufs: LazyBuffer):
     thread traces a function for ``ng.jit``, nothing is computed: the trace plans
     everything at its end.
     """
-    if tracing.ACTIVE and tracing.current() is not None:
+    if tracing.current() is not None:
         return
     if bufs and all(b.realized is not None for b in bufs):
         return  # nothing to compute: state changed in place waits for a realization
@@ -81,8 +80,9 @@ def realize(*bufs: LazyBuffer):
         bufs += tuple(t._buf for t in state if t is not None and t._buf.realized is None)
     if all(b.is_realized for b in bufs):
         return
-    if TAPE.active:  # (what this thread recorded since is computed now: a new tape,
-        TAPE.realizing()  # unless the realization is a cut for depth, `Tape.cut`)
+    thread = recorder.current()
+    if thread.active:  # (what this thread recorded since is computed now: a new
+        thread.realizing()  # tape, unless the realization is a cut for depth)
     with LOCK:
         # Checked again under the lock: another thread may have realized them.
         pending = [b for b in bufs if not b.is_realized]
@@ -90,7 +90,7 @@ def realize(*bufs: LazyBuffer):
             return
         # (A record of this realization is kept only to be logged.)
         with counters.record() if counters.DEBUG else contextlib.nullcontext() as rec:
-            ran = TAPE.ran
+            ran = thread.ran
             constants = [] if ran is not None else None
             plan, slots = schedule(pending, constants=constants)
             arrays = run_reused(plan, [slots[s].realized for s in plan.sources])

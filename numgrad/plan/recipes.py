@@ -8,7 +8,7 @@ A pass is keyed by its needed nodes in the engine's order: each node's rule, arg
 of the same graph then finds made) and edges, and the buffers it starts from (the
 seeds, and each node's saved inputs and output), by shape, dtype, device and which of
 them are one buffer. The recipe is the
-rules' `numgrad.lazy.make` calls, noted as the pass records them (`Tape.notes`): made
+rules' `numgrad.lazy.make` calls, noted as the pass records them (`Recorder.notes`): made
 again on new buffers, work on constants folds again, from their new values. So a pass
 that computes some of its graph on the way (realized for its depth, or its pending
 gradients cut together, `cut`) is rebuilt computing at the same points. One whose rules
@@ -32,10 +32,10 @@ from numgrad.arguments import Unhashable, holds_array
 from numgrad.autograd.graph import AccumulateGrad, Node, OpNode
 from numgrad.lazy import MAX_DEPTH, LazyBuffer, make
 from numgrad.ops import CONST, TABLE, Primitive
+from numgrad.plan import recorder
 from numgrad.plan.cache import Cache
 from numgrad.plan.keys import signature
 from numgrad.plan.scalar_pass import ScalarPass
-from numgrad.plan.tape import TAPE
 
 #: Recipes kept, by their pass's structure (`structure`); None for a pass that is not
 #: reusable
@@ -134,20 +134,23 @@ def recall(key) -> Recipe | None | bool:
 def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
     """Run the pass `run(delivered)` over the nodes `order`, which appends each
     gradient it hands to a node to `delivered` as (node position, buffer), noting what
-    it makes (this thread's `Tape.notes`); keep its recipe under `key`. Threads record
+    it makes (this thread's recorder's `notes`); keep its recipe under `key`. Threads record
     side by side; a pass within a pass being recorded (a rule's own backward pass)
     just runs."""
-    if TAPE.notes is not None:
+    thread = recorder.current()
+    if thread.notes is not None:
         run(None)
         return
     made: list = []
     delivered: list = []
     cuts: list = []
     try:
-        TAPE.notes, TAPE.cuts = made, cuts
+        thread.notes, thread.cuts = made, cuts
+        thread.listen()
         run(delivered)
     finally:
-        TAPE.notes = TAPE.cuts = None
+        thread.notes = thread.cuts = None
+        thread.listen()
     recipe = _recipe(starts, made, delivered, cuts, order)
     CACHE.put(key, recipe)
 
@@ -155,9 +158,9 @@ def record(run, key, starts: list[LazyBuffer], order: list[Node]) -> None:
 def cut(bufs: list[LazyBuffer]) -> None:
     """Compute `bufs` (a pass's pending gradients) together, noting where if a pass
     is being recorded: it is rebuilt computing them at the same point."""
-    cuts = TAPE.cuts
-    if cuts is not None:  # (set with the notes, by `record`)
-        cuts.append((len(TAPE.notes), bufs))
+    thread = recorder.current()
+    if thread.cuts is not None:  # (set with the notes, by `record`)
+        thread.cuts.append((len(thread.notes), bufs))
     _compute(bufs)
 
 
@@ -211,7 +214,7 @@ def rebuild(recipe: Recipe, starts: list[LazyBuffer], order: list[Node] = ()
 def _recipe(starts: list[LazyBuffer], made: list, delivered, cuts: list,
             order: list[Node]) -> Recipe | None:
     """The recipe of a pass over the nodes `order` from `starts` that `made` buffers
-    (`Tape.notes`), handed out `delivered` and computed `cuts` (`cut`'s notes);
+    (`Recorder.notes`), handed out `delivered` and computed `cuts` (`cut`'s notes);
     None if it read a value (a None note), a gradient needs a buffer from elsewhere
     (an array loaded during the pass) or an argument holds an index array that is no
     node's."""

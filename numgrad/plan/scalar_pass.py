@@ -27,7 +27,7 @@ from numgrad import lazy
 from numgrad.dtypes import python_scalar
 from numgrad.lazy import LazyBuffer
 from numgrad.ops import CONST, TABLE, Primitive
-from numgrad.plan.tape import TAPE
+from numgrad.plan import recorder
 
 _KINDS = {np.dtype(np.float64): "float", np.dtype(np.bool_): "bool"}
 _CONST, _LOAD = TABLE["const"], TABLE["load"]
@@ -67,9 +67,10 @@ class ScalarPass:
     def run(self, starts: list[LazyBuffer], refs: list[int]) -> list[LazyBuffer] | None:
         """The buffers of `refs` (starting or delivered ones) made from `starts`; None
         where the pass must be made row by row (see the module's docstring), or where
-        its folds are noted for a step plan (`numgrad.plan.tape.Tape.folds`: its constants
+        its folds are noted for a step plan (`numgrad.plan.recorder.Recorder.folds`: its constants
         are then folded again from the tape's)."""
-        if not lazy.AT_ONCE or lazy.TRACING or TAPE.folds is not None:
+        thread = recorder.current()
+        if not lazy.AT_ONCE or thread.tracer is not None or thread.folds is not None:
             return None
         values = []
         for ref, was_const in self.reads:

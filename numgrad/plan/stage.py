@@ -63,7 +63,7 @@ class Stage:
         """The stage of the realization that ran `plan` reading `sources` (`Stage`'s),
         whose steps read `constants` (`numgrad.engine.schedule.schedule`'s); `arrays`
         are where the tape's index arrays are (`replay.index_arrays`), `position` the
-        tape's buffers' positions, `folds` the pass's (`Tape.folds`). Raises
+        tape's buffers' positions, `folds` the pass's (`Recorder.folds`). Raises
         `Unhashable` where an index array is no tape buffer's."""
         uploads = tuple((slot, taken(host, arrays)) for slot, host in plan.uploads)
         bindings = tuple(_bindings(plan, arrays))
@@ -187,7 +187,7 @@ def _value(source: Constant, bufs: list[LazyBuffer]):
 
 def source_of(const: LazyBuffer, position: dict, folds: dict) -> Constant:
     """Where the value of `const`, a constant the pass read, comes from: the tape
-    (`position`), a fold of the pass (`folds`, `numgrad.plan.tape.Tape.folds`), or else
+    (`position`), a fold of the pass (`folds`, `numgrad.plan.recorder.Recorder.folds`), or else
     the rules, which wrote it."""
     at = position.get(const)
     if at is not None:

@@ -34,12 +34,11 @@ from numgrad.engine import counters
 from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.lazy import LazyBuffer, is_fixed
 from numgrad.ops import TABLE
-from numgrad.plan import tracing
+from numgrad.plan import recorder
 from numgrad.plan.cache import Cache
 from numgrad.plan.prepared import run_reused
 from numgrad.plan.recipes import index_arrays
 from numgrad.plan.stage import AtOnce, Scalar, Stage, array, source_of
-from numgrad.plan.tape import TAPE
 
 #: Step plans kept, by their tape's description (`Key`)
 CACHE = Cache("step plans", 64)
@@ -67,7 +66,7 @@ class StepPlan:
     #: replaced since makes it stale (its kernels and rules are the old row's)
     generation: int
     #: the tape's buffers (by position) that the stages read, computed when the
-    #: forward was cut for depth (`Tape.cut`)
+    #: forward was cut for depth (`numgrad.plan.recorder.Recorder.cut`)
     cut: tuple[int, ...] = ()
 
 
@@ -101,9 +100,9 @@ class Segment:
     #: whether the pass returns the gradients (``grad``)
     returned: bool
     rebound: list
-    #: while the pass runs (`Tape.folds`): the constants it folds
+    #: while the pass runs (`Recorder.folds`): the constants it folds
     folds: dict = field(default_factory=dict)
-    #: while the pass runs (`Tape.ran`): its realizations, each its schedule, its
+    #: while the pass runs (`Recorder.ran`): its realizations, each its schedule, its
     #: slots' buffers and its steps' constants (`numgrad.engine.realize`)
     ran: list = field(default_factory=list)
 
@@ -115,12 +114,12 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
     first pass on this thread, other options, a tape that describes no step)."""
     if not remembering.ON:
         return None
-    tape = TAPE
+    tape = recorder.current()  # (this thread's: its tape and its trace)
     if not tape.active:  # (from this pass on, this thread keeps a tape)
         tape.active = True
         tape.clear()
         return None
-    taken = tape.described() if plain and not tracing.ACTIVE and \
+    taken = tape.described() if plain and tape.tracer is None and \
         hasattr(tensors, "_node") else None
     tape.clear()
     if taken is None:

@@ -2,30 +2,22 @@
 
 While a thread traces a function, operations record as usual but nothing is
 computed: `engine.realize` defers (the trace plans everything at its end), and a
-value read (``.numpy()``, ``.item()``, ``bool(t)``) raises. The recording layer
-tells the `Tracer` which tensors it meets (`saw`), which tensors the trace made
-(`wrapped`) and which it changes in place or gives a new ``.grad`` (`touch`),
-so the trace knows the tensors that existed before it (*bound* tensors: arguments
-and captured state) and what it did to them. This module sits below the engine and
-the Tensor class, which call it; `numgrad.capture` builds on it.
+value read (``.numpy()``, ``.item()``, ``bool(t)``) raises. The thread's recorder
+(`numgrad.plan.recorder`) tells its `Tracer` which tensors the recording layer reads or
+changes in place or gives a new ``.grad`` (`Tracer.saw`) and which tensors the trace
+made (`Tracer.wrapped`), so the trace knows the tensors that existed before it (*bound*
+tensors: arguments and captured state) and what it did to them. This module sits below
+the engine and the Tensor class, which call it; `numgrad.capture` builds on it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 import weakref
 from collections.abc import Iterator
 
-from numgrad import lazy
 from numgrad.lazy import LazyBuffer
-from numgrad.plan.tape import TAPE
-
-#: True while any thread traces: the recording layer's hooks test only this flag.
-ACTIVE = False
-_local = threading.local()
-_count_lock = threading.Lock()
-_tracing_threads = 0
+from numgrad.plan.recorder import LOCAL
 
 
 class Tracer:
@@ -63,35 +55,33 @@ class Tracer:
         return buf
 
     def saw(self, inputs) -> None:
-        """An operation reads `inputs`: bind those that existed before the trace."""
+        """An operation reads `inputs` (tensors, and scalars it passes over): bind the
+        tensors that existed before the trace."""
         for t in inputs:
-            if id(t) not in self.bound and id(t) not in self.made:
+            if id(t) not in self.bound and id(t) not in self.made and hasattr(t, "_buf"):
                 self._bind(t)
+
+    def wrapped(self, t) -> None:
+        """The recording layer made tensor `t`."""
+        self.made[id(t)] = weakref.ref(t)
 
 
 def current() -> Tracer | None:
     """The tracer of this thread, or None."""
-    return getattr(_local, "tracer", None) if ACTIVE else None
+    return LOCAL.recorder.tracer
 
 
 @contextlib.contextmanager
 def tracing(tracer: Tracer) -> Iterator[Tracer]:
     """Trace on this thread with `tracer` inside the block."""
-    global ACTIVE, _tracing_threads
-    outer = getattr(_local, "tracer", None)
-    _local.tracer = tracer
-    with _count_lock:
-        _tracing_threads += 1
-        ACTIVE = lazy.TRACING = True
-    TAPE.stop()  # (this thread's tape describes no traced step: `numgrad.plan.tape`)
+    thread = LOCAL.recorder
+    outer, thread.tracer = thread.tracer, tracer
+    thread.stop()  # (this thread's tape describes no traced step)
     try:
         yield tracer
     finally:
-        _local.tracer = outer
-        TAPE.stop()
-        with _count_lock:
-            _tracing_threads -= 1
-            ACTIVE = lazy.TRACING = _tracing_threads > 0
+        thread.tracer = outer
+        thread.stop()
 
 
 def check_read(what: str) -> None:
@@ -103,23 +93,3 @@ def check_read(what: str) -> None:
             f"tracing. Use ng.where for a choice that depends on a value, or move the "
             f"read outside the jitted function")
 
-
-def saw(inputs) -> None:
-    """The recording layer reads `inputs` (call only when `ACTIVE`)."""
-    tracer = current()
-    if tracer is not None:
-        tracer.saw(inputs)
-
-
-def touch(t) -> None:
-    """`t` is about to change in place or get a new ``.grad`` (call only when `ACTIVE`)."""
-    tracer = current()
-    if tracer is not None:
-        tracer.saw((t,))
-
-
-def wrapped(t) -> None:
-    """The recording layer made tensor `t` (call only when `ACTIVE`)."""
-    tracer = current()
-    if tracer is not None:
-        tracer.made[id(t)] = weakref.ref(t)

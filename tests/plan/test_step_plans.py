@@ -296,7 +296,7 @@ def _read_first(a):
         def loop(k):
             x.grad = None
             y = (x * x).exp().sum() * (1.0 + 0.1 * k)
-            value = y.item()  # computes the step so far; its tape goes on (`Tape.cut`)
+            value = y.item()  # computes the step so far; its tape goes on (`Recorder.cut`)
             y.backward()
             return value, x.grad.numpy()
         return loop
@@ -309,16 +309,16 @@ def test_a_value_read_before_backward_keeps_the_steps_plan():
 
 
 def test_a_tape_holds_no_more_than_its_bytes_across_reads(monkeypatch):
-    from numgrad.plan import tape
+    from numgrad.plan import recorder
 
-    monkeypatch.setattr(tape, "MAX_HELD_BYTES", 0)  # (a read starts a new tape)
+    monkeypatch.setattr(recorder, "MAX_HELD_BYTES", 0)  # (a read starts a new tape)
     assert not any(_compare(_read_first(rng.standard_normal(6))))
     # inference with grad on, read by read, and no backward: the tape does not grow
-    monkeypatch.setattr(tape, "MAX_HELD_BYTES", 200)  # (6 float64s a buffer: 48 bytes)
+    monkeypatch.setattr(recorder, "MAX_HELD_BYTES", 200)  # (6 float64s a buffer: 48 bytes)
     w = ng.tensor(rng.standard_normal(6), requires_grad=True)
     for _ in range(50):
         (w * w).sum().item()
-        assert tape.TAPE.held <= 200
+        assert recorder.current().held <= 200
 
 
 def test_an_index_that_would_need_wrapping_runs_as_before():
@@ -401,17 +401,17 @@ def test_a_trace_between_steps_runs_the_pass_after_it_as_before():
 
 
 def test_a_graph_built_up_without_realizing_is_let_go_by_the_tape(monkeypatch):
-    from numgrad.plan import tape
+    from numgrad.plan import recorder
 
-    monkeypatch.setattr(tape, "MAX_ENTRIES", 50)
+    monkeypatch.setattr(recorder, "MAX_ENTRIES", 50)
     x = ng.tensor(np.ones(3), requires_grad=True)
     (x * 2.0).sum().backward()  # (this thread keeps a tape from now on)
     y = ng.tensor(np.ones(3))
     for i in range(200):  # 200 values never computed, dropped as they go
         _ = y * float(i)
-    assert tape.TAPE.broken and not tape.TAPE.bufs  # stopped, holding nothing
+    assert recorder.current().broken and not recorder.current().bufs  # stopped, holding nothing
     ng.realize(y * 2.0)
-    assert not tape.TAPE.broken  # (a realization starts a new tape)
+    assert not recorder.current().broken  # (a realization starts a new tape)
 
 
 def test_a_plan_made_first_keeps_its_constants_after_rebindings_with_others():
