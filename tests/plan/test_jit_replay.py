@@ -363,3 +363,36 @@ def test_random_programs_replay_values_and_gradients_of_eager_calls(program, see
         assert_allclose(ng.grad(got, a)[0].numpy(), ng.grad(want, a)[0].numpy(),
                         rtol=RTOL, atol=1e-12)
     assert step.traces == 1
+
+
+def test_a_thread_tracing_leaves_another_threads_recording_as_it_is():
+    # The trace is the tracing thread's (its recorder's client): while it traces, another
+    # thread computes scalar work at once, reads values and replays its step plan.
+    import threading
+
+    inside, done = threading.Event(), threading.Event()
+
+    def traced(x):
+        inside.set()
+        assert done.wait(10)
+        return (x * 2.0).sum()
+
+    step = ng.jit(traced)
+    tracing = threading.Thread(target=lambda: step(ng.tensor(np.ones(3))))
+    tracing.start()
+    assert inside.wait(10)
+    try:
+        assert (ng.tensor(2.0) * 3.0)._buf.realized is not None  # computed at once
+        w = ng.tensor(np.arange(3.0), requires_grad=True)
+        with ng.engine.record() as rec:
+            for _ in range(4):
+                w.grad = None
+                loss = (w * w).sum()
+                assert loss.item() == 5.0  # (a read: it raises inside a trace)
+                loss.backward()
+        assert rec.steps_replayed >= 1
+        assert_allclose(w.grad.numpy(), 2 * np.arange(3.0), rtol=RTOL)
+    finally:
+        done.set()
+        tracing.join()
+    assert step.traces == 1
