@@ -3,13 +3,13 @@ and replay that plan.
 
 A trace knows the tensors the call reads that existed before it (*bound* tensors:
 the arguments, then the captured ones in the order the trace met them). Its plan is
-one `numgrad.plan.bound.Plan` whose source slots, results and effects are *references*, resolved
-at each call:
+one `numgrad.plan.bound.Plan` whose source slots, results and effects are *references*
+(`numgrad.plan.refs`), resolved at each call:
 
-- ``(VALUE, j)``: bound tensor ``j``'s value when the call starts;
-- ``(GRAD, j)``: its ``.grad``'s value;
-- ``(SLOT, s)``: what the plan computed into slot ``s``;
-- ``(FIXED, array)``: a buffer the trace made from data (``ng.tensor([...])`` inside).
+- ``Outside(j)``: bound tensor ``j``'s value when the call starts;
+- ``Grad(j)``: its ``.grad``'s value;
+- ``Result(0, s)``: what the plan (the replay's one stage) computed into slot ``s``;
+- ``Fixed(array)``: a buffer the trace made from data (``ng.tensor([...])`` inside).
 
 Effects are ``(j, attribute, reference)``: bound tensor ``j``'s value (``"_buf"``)
 or ``.grad`` (``"_grad"``, reference None for ``.grad = None``) after the call.
@@ -27,9 +27,8 @@ from numgrad.engine.schedule import schedule
 from numgrad.lazy import LazyBuffer
 from numgrad.plan import tracing
 from numgrad.plan.prepared import PreparedPlan, run_reused
+from numgrad.plan.refs import Fixed, Grad, Outside, Ref, ReplayContext, Result
 from numgrad.tensor import Tensor
-
-VALUE, GRAD, SLOT, FIXED = range(4)
 
 
 def _state(buf: LazyBuffer, requires_grad: bool, grad) -> tuple:
@@ -96,14 +95,14 @@ class Trace:
         self.results = [refs.of(b) for b in results]
         self.effects = [(j, attribute, None if b is None else refs.of(b))
                         for j, attribute, b in effects]
-        needed = {where for kind, where in self.results + [r for *_, r in self.effects if r]
-                  if kind == SLOT}
+        needed = {r.slot for r in self.results + [r for *_, r in self.effects if r]
+                  if type(r) is Result}
         if plan:  # prepared from this run, for the slots the calls read and the data
             # it holds (prepared again, if need be, as `run_reused` says)
             runs = plan.runs
             runs.needed = needed
-            runs.fixed = {slot: ref[1] for slot, ref in zip(plan.sources, self.sources)
-                          if ref[0] == FIXED}
+            runs.fixed = {slot: ref.value for slot, ref in zip(plan.sources, self.sources)
+                          if type(ref) is Fixed}
             runs.count, runs.tried = 1, kernels.newly_compiled
             with LOCK:
                 runs.prepared = PreparedPlan.build(plan, arrays, spy, needed, runs.fixed)
@@ -125,15 +124,13 @@ class Trace:
                 pending.append(t._grad._buf)
         if pending:
             engine.realize(*pending)
-        if self.plan is None:
-            arrays = []
-        else:
-            sources = [_resolve(r, bound, None) for r in self.sources]
+        at = ReplayContext([t._buf for t in bound], results=[], bound=bound)
+        if self.plan is not None:
+            sources = [r.array(at) for r in self.sources]
             with LOCK:
-                arrays = run_reused(self.plan, sources)
-        results = [_resolve(r, bound, arrays) for r in self.results]
-        values = [None if ref is None else _resolve(ref, bound, arrays)
-                  for _, _, ref in self.effects]
+                at.results.append(run_reused(self.plan, sources))
+        results = [r.array(at) for r in self.results]
+        values = [None if ref is None else ref.array(at) for _, _, ref in self.effects]
         for (j, attribute, _), value in zip(self.effects, values):
             t = bound[j]
             if attribute == "_buf":
@@ -165,27 +162,16 @@ class _References:
     """Turns the buffers a trace left into references (see the module docstring)."""
 
     def __init__(self, bound: list, slots: list):
-        self.where: dict[int, tuple] = {}
+        self.where: dict[int, Ref] = {}
         for j, (_, buf, grad, _) in enumerate(bound):
-            self.where.setdefault(id(buf), (VALUE, j))
+            self.where.setdefault(id(buf), Outside(j))
             if grad is not None:
-                self.where.setdefault(id(grad._buf), (GRAD, j))
+                self.where.setdefault(id(grad._buf), Grad(j))
         self.slot = {id(b): s for s, b in enumerate(slots) if b is not None}
 
-    def of(self, buf: LazyBuffer) -> tuple:
+    def of(self, buf: LazyBuffer) -> Ref:
         ref = self.where.get(id(buf))
         if ref is not None:
             return ref
         s = self.slot.get(id(buf))
-        return (SLOT, s) if s is not None else (FIXED, buf.realized)
-
-
-def _resolve(ref: tuple, bound: list, arrays) -> object:
-    kind, where = ref
-    if kind == SLOT:
-        return arrays[where]
-    if kind == VALUE:
-        return bound[where]._buf.realized
-    if kind == GRAD:
-        return bound[where]._grad._buf.realized
-    return where
+        return Result(0, s) if s is not None else Fixed(buf.realized)

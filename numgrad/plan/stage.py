@@ -3,11 +3,12 @@ pass ran, and how it binds to the tape of a later step.
 
 A pass may realize several times on its way (its saved values in bands, its gradients
 cut for depth, `numgrad.autograd.backward`); each realization is a stage, whose
-sources are buffers from outside the tape, values an earlier stage computed, or fixed
-buffers. Binding a stage to a new tape gives its schedule the tape's index arrays
-(uploads, and the calls that index by arrays) and its constants: each is the tape's
-constant at its position, or folded again, as the pass folded it, from the tape's
-(`Folded`), or one the rules wrote, fixed by the structure.
+sources are references (`numgrad.plan.refs`): buffers from outside the tape, values an
+earlier stage computed, or fixed arrays. Binding a stage to a new tape gives its
+schedule the tape's index arrays (uploads, and the calls that index by arrays) and its
+constants: each is the tape's constant at its position (`TapeConstant`), or folded
+again, as the pass folded it, from the tape's (`Folded`), or one the rules wrote, fixed
+by the structure (`RuleConstant`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from dataclasses import dataclass, field
 from math import copysign
 
 from numgrad.arguments import Unhashable, holds_array
-from numgrad.dtypes import python_scalar
 from numgrad.engine.reads import plain_index
 from numgrad.engine.steps import Call
-from numgrad.lazy import MOVES_FOLDED, LazyBuffer, at_once, fold
-from numgrad.ops import CONST, Primitive
+from numgrad.lazy import MOVES_FOLDED, LazyBuffer
+from numgrad.ops import CONST
 from numgrad.plan.bound import Plan
 from numgrad.plan.recipes import From, filled, taken
+from numgrad.plan.refs import Constant, Folded, Ref, RuleConstant, TapeConstant
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +32,11 @@ class Stage:
     """One realization of a backward pass, by position."""
 
     plan: Plan
-    #: per source of `plan`: the outside buffer (its number on the tape, ``k >= 0``) it
-    #: reads, a tape buffer computed at a cut of the forward (``-1 - position``), the
-    #: slot an earlier stage computed (stage, slot), a value the pass computed at once
-    #: (`AtOnce`), or a fixed buffer (`numgrad.lazy.fixed`: a rule's mask or identity),
-    #: itself
-    sources: tuple[int | tuple[int, int] | LazyBuffer, ...]
+    #: per source of `plan`, where it comes from (`numgrad.plan.refs`): an outside buffer
+    #: (`Outside`), a tape buffer computed at a cut of the forward (`OnTape`), a slot an
+    #: earlier stage computed (`Result`), a value the pass computed at once (`AtOnce`),
+    #: or a fixed array (`Fixed`: a rule's mask or identity)
+    sources: tuple[Ref, ...]
     #: per upload of `plan`: (slot, where its index array is in the tape's arguments)
     uploads: tuple[tuple[int, From], ...] = ()
     #: per call of `plan` that indexes by arrays: (step, its values with a `From` in
@@ -45,8 +45,8 @@ class Stage:
     #: where each index array of `uploads` and `bindings` is
     places: tuple[From, ...] = ()
     #: per step of `plan` that reads constants of the tape: (step, the rules' own
-    #: constants' values, and per constant where a bound one comes from, `Constant`,
-    #: or None for the rules' own)
+    #: constants' values, and per constant where a bound one comes from, a `Constant`
+    #: reference, or None for the rules' own)
     constants: tuple[tuple[int, tuple, tuple], ...] = ()
     #: the tape positions of the constants that `constants` reads
     reads: tuple[int, ...] = ()
@@ -71,8 +71,8 @@ class Stage:
                       for i, consts in enumerate(constants)
                       if consts and consts[0].op.kind == CONST)  # (by arrays: `bindings`)
         bound = tuple(c for c in bound if any(s is not None for s in c[2]))
-        reads = sorted({p for _, _, where in bound for source in where
-                        for p in _positions(source)})  # (the rules' own alone: in `plan`)
+        reads = sorted({p for _, _, where in bound for source in where if source is not None
+                        for p in source.positions()})  # (the rules' own alone: in `plan`)
         return cls(plan, sources, uploads, bindings, _places(uploads, bindings), bound,
                    tuple(reads))
 
@@ -89,8 +89,7 @@ class Stage:
         if same and indexed is plan:
             return bound
         if not same:
-            args = tuple((i, [fixed[k] if source is None else bufs[source].arg
-                              if type(source) is int else _value(source, bufs)
+            args = tuple((i, [fixed[k] if source is None else source.constant(bufs)
                               for k, source in enumerate(sources)])
                          for i, fixed, sources in self.constants)
         values = list(plan.values) if plan.values is not None else [None] * len(plan.template)
@@ -122,85 +121,22 @@ class Stage:
         return bound
 
 
-@dataclass(frozen=True, slots=True)
-class Folded:
-    """A constant the backward pass folded (`numgrad.lazy.make`): `op` on the values of
-    `sources` (each a `Constant`), as a `dtype` scalar."""
-
-    op: Primitive
-    dtype: object
-    sources: tuple
-
-
-@dataclass(frozen=True, slots=True)
-class Scalar:
-    """An operand of an `AtOnce` that is a constant, with where it comes from."""
-
-    source: Constant
-
-
-@dataclass(frozen=True, slots=True)
-class AtOnce:
-    """A value of one element that the pass computed at once (`numgrad.lazy.at_once`):
-    `op` on `sources`, each a `Stage.sources` entry or a `Scalar`."""
-
-    op: Primitive
-    dtype: object
-    shape: tuple[int, ...]
-    device: object
-    sources: tuple
-
-    def array(self, outside: list, bufs: list, results: list):
-        """Its value, computed again as the pass did, from the outside buffers
-        `outside`, the tape buffers `bufs` and the stages' `results`."""
-        values = [python_scalar(_value(s.source, bufs)) if type(s) is Scalar else
-                  array(s, outside, bufs, results).item() for s in self.sources]
-        return at_once(self.op, values, self.shape, self.dtype, self.device).realized
-
-
-def array(ref, outside: list, bufs: list, results: list):
-    """The array of `ref`, a `Stage.sources` entry, at a replay (`AtOnce.array`'s
-    arguments)."""
-    if type(ref) is int:
-        return (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized
-    if type(ref) is tuple:
-        return results[ref[0]][ref[1]]
-    if type(ref) is AtOnce:
-        return ref.array(outside, bufs, results)
-    return ref.realized
-
-
-#: Where a constant of a plan comes from: the tape's constant at a position (an int),
-#: a constant folded from others, one of them the tape's (`Folded`), or a value of the
-#: rules' own (a NumPy scalar).
-Constant = int | Folded | object
-
-
-def _value(source: Constant, bufs: list[LazyBuffer]):
-    """The value of the constant `source` for the tape buffers `bufs`."""
-    if type(source) is int:
-        return bufs[source].arg
-    if type(source) is Folded:
-        return fold(source.op, [_value(s, bufs) for s in source.sources], source.dtype)
-    return source
-
-
 def source_of(const: LazyBuffer, position: dict, folds: dict) -> Constant:
     """Where the value of `const`, a constant the pass read, comes from: the tape
     (`position`), a fold of the pass (`folds`, `numgrad.plan.recorder.Recorder.folds`), or else
     the rules, which wrote it."""
     at = position.get(const)
     if at is not None:
-        return at
+        return TapeConstant(at)
     how = folds.get(const)
     if how is None:
-        return const.arg
+        return RuleConstant(const.arg)
     op, sources = how
     if op.name in MOVES_FOLDED:  # (the same value: its source's)
         return source_of(sources[0], position, folds)
     sources = tuple(source_of(s, position, folds) for s in sources)
-    if not any(type(s) is int or type(s) is Folded for s in sources):
-        return const.arg  # (folded from the rules' own: fixed too)
+    if all(type(s) is RuleConstant for s in sources):
+        return RuleConstant(const.arg)  # (folded from the rules' own: fixed too)
     return Folded(op, const.dtype, sources)
 
 
@@ -211,23 +147,14 @@ def _same(read: tuple, last: tuple) -> bool:
                                 for a, b in zip(read, last))
 
 
-def _positions(source: Constant):
-    """The tape positions whose constants `source` reads."""
-    if type(source) is int:
-        yield source
-    elif type(source) is Folded:
-        for s in source.sources:
-            yield from _positions(s)
-
-
 def _bound(consts: list[LazyBuffer], position: dict, folds: dict) -> tuple[tuple, tuple]:
     """For the constants `consts` that a step reads: the values of the rules' own
     (None for the others), and where each of the others comes from (None for the
     rules' own)."""
     sources = [source_of(c, position, folds) for c in consts]
-    bound = [type(s) is int or type(s) is Folded for s in sources]
-    return (tuple(None if b else s for s, b in zip(sources, bound)),
-            tuple(s if b else None for s, b in zip(sources, bound)))
+    own = [type(s) is RuleConstant for s in sources]
+    return (tuple(s.value if o else None for s, o in zip(sources, own)),
+            tuple(None if o else s for s, o in zip(sources, own)))
 
 
 def _places(uploads, bindings) -> tuple[From, ...]:

@@ -7,8 +7,9 @@ What a thread recorded since its last realization is on its tape (`numgrad.plan.
 ``backward()``, the tape (with the outside buffers' descriptions, the root, the tensors
 changed in place, and the leaves, which must have no ``.grad`` yet) keys a `StepPlan`:
 the schedule that the last backward pass of that tape realized, where each of its
-sources comes from (an outside buffer), which of its slots are the tape's buffers
-(stored into the new ones) and which are the leaves' gradients. ``ng.grad`` keys its
+sources comes from (a reference, `numgrad.plan.refs`: an outside buffer, an earlier
+stage's result), which of its slots are the tape's buffers (stored into the new ones)
+and which are the leaves' gradients. ``ng.grad`` keys its
 own, with where each input is on the tape, and its plan returns the inputs' gradients. A
 pass is kept only when its graph follows from its structure (no hooks, no retained
 gradients, no custom Function, no rule that read a value: `backward._propagate_or_replay`;
@@ -38,7 +39,8 @@ from numgrad.plan import recorder
 from numgrad.plan.cache import Cache
 from numgrad.plan.prepared import run_reused
 from numgrad.plan.recipes import index_arrays
-from numgrad.plan.stage import AtOnce, Scalar, Stage, array, source_of
+from numgrad.plan.refs import AtOnce, Fixed, OnTape, Outside, Ref, ReplayContext, Result
+from numgrad.plan.stage import Stage, source_of
 
 #: Step plans kept, by their tape's description (`Key`)
 CACHE = Cache("step plans", 64)
@@ -53,13 +55,13 @@ class StepPlan:
     #: per stage of several: the slots of its results that no later stage reads and
     #: that are neither stored nor handed out, let go when the stage has run
     dropped: tuple[tuple[int, ...], ...]
-    #: per stage: the results of earlier stages (stage, slot) that it is the last to read
-    done: tuple[tuple[tuple[int, int], ...], ...]
+    #: per stage: the results of earlier stages (`Result`) that it is the last to read
+    done: tuple[tuple[Result, ...], ...]
     #: per result stored into a tape buffer: (stage, slot, tape position)
     stores: tuple[tuple[int, int, int], ...]
-    #: per gradient handed out: where it is (a `Stage.sources` entry) and its target's
-    #: number (`Segment.targets`)
-    grads: tuple[tuple[object, int], ...]
+    #: per gradient handed out: where it is (a reference, `numgrad.plan.refs`) and its
+    #: target's number (`Segment.targets`)
+    grads: tuple[tuple[Ref, int], ...]
     #: the tape's history nodes (by number) whose saved values the pass freed
     released: tuple[int, ...]
     #: the primitive table's generation it was made under (`numgrad.ops.Table`): a row
@@ -172,20 +174,16 @@ def replay(segment: Segment) -> list | None:
     plans = [stage.bound(bufs) for stage in step.stages]
     if None in plans or step.cut and any(bufs[p].realized is None for p in step.cut):
         return None  # (a forward cut elsewhere: the pass runs as before)
-    outside = segment.outside
     results: list[list] = []  # per stage, its slots' arrays (those let go: None)
+    at = ReplayContext(segment.outside, bufs, results)
     with LOCK:
         for stage, plan, dropped, done in zip(step.stages, plans, step.dropped, step.done):
-            arrays = run_reused(plan, [
-                (outside[ref] if ref >= 0 else bufs[-1 - ref]).realized if type(ref) is int
-                else results[ref[0]][ref[1]] if type(ref) is tuple else ref.realized
-                if type(ref) is LazyBuffer else ref.array(outside, bufs, results)
-                for ref in stage.sources])
+            arrays = run_reused(plan, [ref.array(at) for ref in stage.sources])
             results.append(arrays)
             for slot in dropped:
                 arrays[slot] = None
-            for i, slot in done:
-                results[i][slot] = None
+            for ref in done:
+                results[ref.stage][ref.slot] = None
         for i, slot, position in step.stores:
             buf = bufs[position]
             if buf.realized is None:
@@ -196,8 +194,7 @@ def replay(segment: Segment) -> list | None:
     grads = [None] * len(targets)
     for ref, k in step.grads:
         target = targets[k]
-        grads[k] = type(target)._wrap(LazyBuffer.load(
-            array(ref, outside, bufs, results), target._buf.device))
+        grads[k] = type(target)._wrap(LazyBuffer.load(ref.array(at), target._buf.device))
         if not segment.returned:
             with grad_lock:
                 target._grad = grads[k]
@@ -220,31 +217,31 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
     outside = {buf: k for k, buf in enumerate(segment.outside)}
     position = {buf: p for p, buf in enumerate(segment.bufs)}
     arrays = index_arrays(segment.bufs)
-    made: dict[LazyBuffer, tuple[int, int]] = {}  # (stage, slot) per buffer computed
+    made: dict[LazyBuffer, Result] = {}  # per buffer computed, where
     stages, stores, last_read, cut = [], [], {}, set()
     folds = segment.folds
 
     def ref_of(buf: LazyBuffer, i: int):
         """Where stage `i` (or, past the last, the gradients) reads `buf` from (a
-        `Stage.sources` entry), or None."""
+        reference), or None."""
         ref = made.get(buf)
         if ref is not None:
             last_read[ref] = i
             return ref
-        ref = outside.get(buf)
-        if ref is not None:
-            return ref
+        k = outside.get(buf)
+        if k is not None:
+            return Outside(k)
         if buf in position:  # computed at a cut of the forward
             cut.add(position[buf])
-            return -1 - position[buf]
+            return OnTape(position[buf])
         how = folds.get(buf) if buf.realized is not None else None
         if how is not None:  # computed at once by the pass
             op, srcs = how
-            refs = [Scalar(source_of(s, position, folds)) if s.realized is None else
+            refs = [source_of(s, position, folds) if s.realized is None else
                     ref_of(s, i) for s in srcs]
             return None if None in refs else AtOnce(op, buf.dtype, buf.shape, buf.device,
                                                      tuple(refs))
-        return buf if is_fixed(buf) else None
+        return Fixed(buf.realized) if is_fixed(buf) else None
 
     for i, (plan, slots, constants) in enumerate(segment.ran):
         sources = tuple(ref_of(slots[slot], i) for slot in plan.sources)
@@ -257,7 +254,7 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
         inputs = set(plan.sources).union(slot for slot, _ in plan.uploads)
         for slot, buf in enumerate(slots):
             if slot not in inputs:
-                made[buf] = (i, slot)
+                made[buf] = Result(i, slot)
                 if buf in position:
                     stores.append((i, slot, position[buf]))
     target_at = {id(target): k for k, target in enumerate(segment.targets)}
@@ -277,10 +274,10 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
             if node not in number:
                 return
             released.append(number[node])
-    out = {(i, slot) for i, slot, _ in stores}
+    out = {Result(i, slot) for i, slot, _ in stores}
     kept = out.union(last_read)
     dropped = [() if len(stages) == 1 else
-               tuple(s for s in range(len(stage.plan.slots)) if (i, s) not in kept)
+               tuple(s for s in range(len(stage.plan.slots)) if Result(i, s) not in kept)
                for i, stage in enumerate(stages)]
     done = [[] for _ in stages]
     for ref, i in last_read.items():

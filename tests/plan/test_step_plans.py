@@ -22,7 +22,7 @@ from numgrad import plan as remembering
 from numgrad.autograd.graph import OpNode
 from numgrad.engine import counters
 from numgrad.plan import recipes, step_plans
-from numgrad.plan.stage import AtOnce
+from numgrad.plan.refs import AtOnce
 
 F = ng.nn.functional
 rng = np.random.default_rng(5)
