@@ -159,6 +159,34 @@ def test_a_prepared_view_is_the_view_an_eager_launch_makes(make, how):
     assert numba.typeof(made) == numba.typeof(want)
 
 
+_VIEWS_OF_VIEWS = {  # (the base, itself a view; a launch's view of it)
+    "a column block, transposed": (lambda a: a[:, :3], lambda b: host.permute(b, (1, 0))),
+    "a broadcast column, as a row": (
+        lambda a: host.expand(a[:, :1].reshape(4), (6, 4)).T,
+        lambda b: np.lib.stride_tricks.as_strided(b, (1, 4), (0, b.strides[0]))),
+    "every other row of a block": (lambda a: a[:, 1:5], lambda b: b[::2]),
+}
+
+
+@pytest.mark.parametrize("base, make", list(_VIEWS_OF_VIEWS.values()),
+                         ids=list(_VIEWS_OF_VIEWS))
+def test_a_view_of_a_view_is_made_by_indexing_it(base, make):
+    """A launch's view of an array that is itself a view (a column block of a source, a
+    broadcast one) is made again by indexing the new array ("indexed"), not by NumPy's
+    as_strided: the same elements, strides (of the axes longer than 1: the others are
+    never stepped along), flags and Numba type."""
+    first, again = base(rng.standard_normal((4, 6))), base(rng.standard_normal((4, 6)))
+    spec = views.spec_of(make(first), first)
+    assert spec[3] == "indexed"
+    made, want = views.make_view(host, again, spec), make(again)
+    assert made.shape == want.shape
+    assert all(a == b for a, b, n in zip(made.strides, want.strides, want.shape) if n > 1)
+    assert np.array_equal(made, want)
+    assert {f: made.flags[f] for f in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE")} == \
+        {f: want.flags[f] for f in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE")}
+    assert numba.typeof(made) == numba.typeof(want)
+
+
 def test_matmuls_run_between_launches():
     w = ng.tensor(rng.standard_normal((4, 3)))
 
