@@ -83,6 +83,7 @@ class PreparedPlan:
         launches = [(step, next(records) if isinstance(step, Launch) else None)
                     for step in plan.steps]
         fresh = _fresh(plan, arrays, needed)
+        live = _live(plan, needed)
         #: the array of every slot that stays from call to call (None: filled per call);
         #: sources that are the same array at every call (`fixed`, by slot) are bound
         #: once (gather indices are uploaded at every call: a plan rebound to another
@@ -111,6 +112,8 @@ class PreparedPlan:
         launched = called = 0
         parallel = False  # whether a kernel needs the thread count (`cpu.threads`)
         for index, (step, record) in enumerate(launches):
+            if index not in live:  # (nothing the caller needs reads its results)
+                continue
             if isinstance(step, Call):
                 view = step.op in _MOVEMENTS and is_view(arrays[step.output],
                                                           arrays[step.inputs[0]])
@@ -138,7 +141,7 @@ class PreparedPlan:
             for slot in step.outputs:
                 if slot in fresh:
                     info = plan.slots[slot]
-                    readers = self.readers[slot] = [] if _small(info) else None
+                    readers = self.readers[slot] = [] if small(info) else None
                     outputs.append((slot, info, readers))
                     self.kept[slot] = arrays[slot] if readers is not None else None
                 elif self.static[slot] is None:
@@ -219,7 +222,7 @@ class PreparedPlan:
         hold the kept array it views, unaccounted, and keep it from being recycled)."""
         readers = self.readers.get(slot)
         bound = slot in plan.sources or any(slot == s for s, _ in plan.uploads)
-        if readers is None and not (bound and _small(plan.slots[slot])):
+        if readers is None and not (bound and small(plan.slots[slot])):
             return None
         self.bases.append(None)
         if readers is not None:
@@ -289,7 +292,8 @@ def _nbytes(info) -> int:
     return info.dtype.itemsize * math.prod(info.shape)
 
 
-def _small(info) -> bool:
+def small(info) -> bool:
+    """Whether a slot of `info` is small enough to be recycled (`RECYCLED_BYTES`)."""
     return _nbytes(info) < RECYCLED_BYTES
 
 
@@ -314,7 +318,7 @@ def _called(op: str, fn: Callable, call: Call, index: int, view: bool, into: boo
         return runner.CalledInto(fn, call, index)
     if op == "full":
         return runner.Filled(fn, call, index, info.shape, info.dtype)
-    if not view and op == "matmul" and _small(info) and isinstance(result, np.ndarray) \
+    if not view and op == "matmul" and small(info) and isinstance(result, np.ndarray) \
             and result.flags.c_contiguous:
         return runner.Recycled(fn, call, index, [])
     return runner.Called(fn, call, index)
@@ -348,6 +352,24 @@ def _fresh(plan: Plan, arrays: list, needed: set[int]) -> set[int]:
                 and is_view(arrays[step.output], arrays[step.inputs[0]]):
             fresh.add(step.inputs[0])
     return fresh
+
+
+def _live(plan: Plan, needed: set[int]) -> set[int]:
+    """The steps (by index) that compute a slot the caller needs, or one that such a
+    step reads: the others are left out of the prepared plan (nothing reads what they
+    would compute: a step plan's stage needs some of its slots, `numgrad.plan.step_plans`)."""
+    live, read = set(), set(needed)
+    for index in range(len(plan.template) - 1, -1, -1):
+        step = plan.template[index]
+        if isinstance(step, Call):
+            if step.output in read:
+                live.add(index)
+                read.update(step.inputs)
+        elif not read.isdisjoint(step.outputs):
+            live.add(index)
+            read.update(r.slot for r in step.inputs)
+            read.update(step.tables)
+    return live
 
 
 def _compiled(kernel) -> bool:

@@ -25,6 +25,7 @@ hooks) runs the pass as before.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from numgrad import plan as remembering
@@ -36,8 +37,9 @@ from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
 from numgrad.lazy import LazyBuffer, is_fixed
 from numgrad.ops import TABLE
 from numgrad.plan import recorder
+from numgrad.plan.bound import Plan, Runs
 from numgrad.plan.cache import Cache
-from numgrad.plan.prepared import run_reused
+from numgrad.plan.prepared import run_reused, small
 from numgrad.plan.recipes import index_arrays
 from numgrad.plan.refs import AtOnce, Fixed, OnTape, Outside, Ref, ReplayContext, Result
 from numgrad.plan.stage import Stage, source_of
@@ -276,6 +278,8 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
             released.append(number[node])
     out = {Result(i, slot) for i, slot, _ in stores}
     kept = out.union(last_read)
+    stages = [_needing(stage, {r.slot for r in kept if r.stage == i})
+              for i, stage in enumerate(stages)]
     dropped = [() if len(stages) == 1 else
                tuple(s for s in range(len(stage.plan.slots)) if Result(i, s) not in kept)
                for i, stage in enumerate(stages)]
@@ -286,3 +290,14 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
     CACHE.put(segment.key, StepPlan(tuple(stages), tuple(dropped), tuple(map(tuple, done)),
                                     tuple(stores), tuple(grads), tuple(released), generation,
                                     tuple(sorted(cut))))
+
+
+def _needing(stage: Stage, slots: set[int]) -> Stage:
+    """`stage` with runs of its own, whose prepared form computes only the `slots` that
+    the step plan reads (and what they need) and the large ones: its small
+    intermediates are buffers of its own, kept from step to step, and the views its
+    kernels read of them are made once (`numgrad.plan.prepared`)."""
+    plan = stage.plan
+    needed = slots.union(s for s, info in enumerate(plan.slots) if not small(info))
+    return dataclasses.replace(stage, plan=Plan(plan.schedule, plan.values, plan.uploads,
+                                                Runs(needed=needed)))

@@ -695,6 +695,47 @@ def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
         len(plan.stages), plan.cut)
 
 
+def _forward_recursion():
+    """An HMM's forward recursion in log space (a gather, a max and a logsumexp per
+    step): its backward pass realizes in stages, each of which computes scatter-adds
+    and broadcasts that no later stage reads."""
+    r = np.random.default_rng(3)
+    observed = r.integers(0, 2, 40)
+    logits = ng.tensor(r.standard_normal((3, 5)), requires_grad=True)
+
+    def loop(k):
+        trans, emit = logits[:, :3], logits[:, 3:]
+        alpha = emit[:, observed[0]]
+        for t in range(1, 40):
+            a = alpha[:, None] + trans
+            top = a.max(axis=0)
+            alpha = top + (a - top).exp().sum(axis=0).log() + emit[:, observed[t]]
+        loss = alpha.sum() * (1.0 + 0.1 * k)
+        loss.backward()
+        grad = logits.grad.numpy()
+        logits.grad = None
+        return loss.item(), grad
+    return loop
+
+
+@not_simulated
+def test_a_stage_computes_only_what_the_plan_reads_and_keeps_its_own_buffers():
+    # Each stage is prepared for the slots that later stages, the stores and the
+    # gradients read (and the large ones): the steps that compute nothing of those are
+    # left out, the others write the stage's own buffers, and the values are the bits
+    # of a run with nothing remembered.
+    ours, replayed = _run(_forward_recursion(), plans=True)
+    assert replayed[2:] == [1] * 6
+    # (the plan that replayed: the pass of an earlier step may have keyed another)
+    (plan,) = [p for p in step_plans.CACHE.values() if p.stages[0].plan.runs.count]
+    stages = [(stage.plan, stage.plan.runs.prepared) for stage in plan.stages]
+    assert all(p.runs.needed < set(range(len(p.slots))) for p, _ in stages)
+    assert all(prepared is not None for _, prepared in stages)
+    assert sum(len(prepared.steps) for _, prepared in stages) < \
+        sum(len(p.template) for p, _ in stages)
+    _same(ours, _run(_forward_recursion(), plans=False)[0])
+
+
 @not_simulated
 def test_values_the_pass_computed_at_once_are_computed_again_at_each_replay():
     replayed = _compare(_recurrence(120, log=True))
