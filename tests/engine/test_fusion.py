@@ -162,6 +162,7 @@ def test_a_value_used_800_times_compiles_as_many_kernels_as_400_uses(one_graph, 
     assert looked_up[0] == looked_up[1] <= 12, looked_up
 
 
+@pytest.mark.slow
 def test_a_jitted_plan_of_a_value_used_800_times_keeps_kernels_narrow(monkeypatch):
     # ng.jit's plan is final (merged whole where that stores nothing more): its kernels
     # are bounded and repeat too.

@@ -143,6 +143,7 @@ def test_binary_primitives_on_broadcast_grids(checked, dtype):
     ng.realize(*results)
 
 
+@pytest.mark.slow  # (every pair of dtypes: seconds of compiling, `budget`)
 def test_casts_between_every_dtype(checked):
     dtypes = ["float64", "float32", "int8", "int16", "int32", "int64", "uint8", "uint16",
               "uint32", "uint64", "bool"]
