@@ -217,12 +217,15 @@ class PreparedPlan:
 
     def _cached(self, plan: Plan, slot: int) -> int | None:
         """A place in `bases` for the views of `slot` if it is a small buffer the plan
-        writes and keeps, a small source or a small upload; None for others (large
-        ones, and views made by the plan's calls: a view kept of one of those would
-        hold the kept array it views, unaccounted, and keep it from being recycled)."""
+        writes and keeps or a small upload; None for others: large ones, views made by
+        the plan's calls, and sources. A view kept of those would hold the array it
+        views, unaccounted: a call's view, this plan's kept array; a source's, the array
+        that another plan (the stage before, the forward realization) handed out and
+        would take back at its next run, which then allocated afresh at every run, and
+        its readers made their views again (the HMM's 1,500 views a call)."""
         readers = self.readers.get(slot)
-        bound = slot in plan.sources or any(slot == s for s, _ in plan.uploads)
-        if readers is None and not (bound and small(plan.slots[slot])):
+        uploaded = any(slot == s for s, _ in plan.uploads)
+        if readers is None and not (uploaded and small(plan.slots[slot])):
             return None
         self.bases.append(None)
         if readers is not None:
