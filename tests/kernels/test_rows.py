@@ -36,7 +36,7 @@ def test_the_called_rows_are_the_long_ones_that_do_not_vectorize():
 
 #: the rows whose inlined kernels compile in under a second, run by README's command
 #: in float64 (the others, and float32, under ``-m slow``)
-QUICK = ("digamma", "nextafter", "polygamma")
+QUICK = ("digamma", "nextafter")
 
 
 @pytest.mark.parametrize("name, dtype", [

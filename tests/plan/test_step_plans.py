@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 import pytest
+from budget import slow
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -686,7 +687,7 @@ def _recurrence(steps: int, read_at=None, log: bool = False):
 
 
 @not_simulated
-@pytest.mark.parametrize("steps", [30, 120])
+@pytest.mark.parametrize("steps", [30, slow(120)])  # (120: a forward cut too, `.ci/run`)
 def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
     replayed = _compare(_recurrence(steps))
     assert replayed[2:] == [1] * 6
