@@ -141,7 +141,7 @@ class PreparedPlan:
             for slot in step.outputs:
                 if slot in fresh:
                     info = plan.slots[slot]
-                    readers = self.readers[slot] = [] if small(info) else None
+                    readers = self.readers[slot] = [] if _small(info) else None
                     outputs.append((slot, info, readers))
                     self.kept[slot] = arrays[slot] if readers is not None else None
                 elif self.static[slot] is None:
@@ -225,7 +225,7 @@ class PreparedPlan:
         its readers made their views again (the HMM's 1,500 views a call)."""
         readers = self.readers.get(slot)
         uploaded = any(slot == s for s, _ in plan.uploads)
-        if readers is None and not (uploaded and small(plan.slots[slot])):
+        if readers is None and not (uploaded and _small(plan.slots[slot])):
             return None
         self.bases.append(None)
         if readers is not None:
@@ -295,8 +295,7 @@ def _nbytes(info) -> int:
     return info.dtype.itemsize * math.prod(info.shape)
 
 
-def small(info) -> bool:
-    """Whether a slot of `info` is small enough to be recycled (`RECYCLED_BYTES`)."""
+def _small(info) -> bool:
     return _nbytes(info) < RECYCLED_BYTES
 
 
@@ -321,7 +320,7 @@ def _called(op: str, fn: Callable, call: Call, index: int, view: bool, into: boo
         return runner.CalledInto(fn, call, index)
     if op == "full":
         return runner.Filled(fn, call, index, info.shape, info.dtype)
-    if not view and op == "matmul" and small(info) and isinstance(result, np.ndarray) \
+    if not view and op == "matmul" and _small(info) and isinstance(result, np.ndarray) \
             and result.flags.c_contiguous:
         return runner.Recycled(fn, call, index, [])
     return runner.Called(fn, call, index)

@@ -26,6 +26,7 @@ hooks) runs the pass as before.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from numgrad import plan as remembering
@@ -39,13 +40,17 @@ from numgrad.ops import TABLE
 from numgrad.plan import recorder
 from numgrad.plan.bound import Plan, Runs
 from numgrad.plan.cache import Cache
-from numgrad.plan.prepared import run_reused, small
+from numgrad.plan.prepared import run_reused
 from numgrad.plan.recipes import index_arrays
 from numgrad.plan.refs import AtOnce, Fixed, OnTape, Outside, Ref, ReplayContext, Result
 from numgrad.plan.stage import Stage, source_of
 
 #: Step plans kept, by their tape's description (`Key`)
 CACHE = Cache("step plans", 64)
+#: A stage keeps its intermediates of fewer bytes in buffers of its own, held while its
+#: step plan is kept (`_needing`): where a launch's own cost outweighs its work. Larger
+#: ones are allocated at each run, or recycled (`numgrad.plan.prepared.HOLDING`).
+STAGE_BUFFER_BYTES = 1 << 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,10 +299,11 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
 
 def _needing(stage: Stage, slots: set[int]) -> Stage:
     """`stage` with runs of its own, whose prepared form computes only the `slots` that
-    the step plan reads (and what they need) and the large ones: its small
-    intermediates are buffers of its own, kept from step to step, and the views its
-    kernels read of them are made once (`numgrad.plan.prepared`)."""
+    the step plan reads (and what they need) and those of `STAGE_BUFFER_BYTES` or more:
+    its smaller intermediates are buffers of its own, kept from step to step, and the
+    views its kernels read of them are made once (`numgrad.plan.prepared`)."""
     plan = stage.plan
-    needed = slots.union(s for s, info in enumerate(plan.slots) if not small(info))
+    needed = slots.union(s for s, info in enumerate(plan.slots)
+                         if info.dtype.itemsize * math.prod(info.shape) >= STAGE_BUFFER_BYTES)
     return dataclasses.replace(stage, plan=Plan(plan.schedule, plan.values, plan.uploads,
                                                 Runs(needed=needed)))
