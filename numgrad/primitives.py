@@ -22,6 +22,7 @@ from numgrad.autograd.graph import OpNode
 from numgrad.device import Device, is_cuda_array
 from numgrad.lazy import MAX_DEPTH, LazyBuffer
 from numgrad.ops import BOOL, TABLE
+from numgrad.plan import tracing
 from numgrad.plan.recorder import LOCAL, Recorder
 from numgrad.shapes import broadcast_shapes, normalize_axes, normalize_axis, reduced_shape
 from numgrad.tensor_base import _VALUE_READ, TensorBase
@@ -87,9 +88,7 @@ def _load(data, dtype, device: Device) -> LazyBuffer:
     A tensor's value is taken without its history; `dtype` None keeps the data's dtype.
     """
     if isinstance(data, TensorBase):
-        tracer = LOCAL.recorder.tracer
-        if tracer is not None:
-            tracer.saw((data,))
+        tracing.saw(data)
         x = type(data)._wrap(data._buf)
         x = _cast(x, dtypes.as_dtype(dtype)) if dtype is not None else x
         return (_copy(x, device) if x.device != device else x)._buf
@@ -303,9 +302,7 @@ def _reshape(x: TensorBase, shape: tuple[int, ...]):
         if buf.realized is None and buf.op is _RESHAPE:
             buf = buf.srcs[0]
         if buf is not x._buf or buf.shape == shape:
-            tracer = LOCAL.recorder.tracer
-            if tracer is not None:
-                tracer.saw((x,))
+            tracing.saw(x)
             x = type(x)._wrap(buf)
             if buf.shape == shape:
                 return x

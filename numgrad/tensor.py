@@ -20,7 +20,7 @@ from numgrad.autograd.graph import AccumulateGrad, Node
 from numgrad.device import as_device
 from numgrad.lazy import LazyBuffer
 from numgrad.matmul_rules import _dot, _matmul
-from numgrad.plan.recorder import LOCAL
+from numgrad.plan import tracing
 from numgrad.primitives import (
     _apply,
     _cast,
@@ -81,9 +81,7 @@ class Tensor(TensorBase):
                 raise ValueError(f"grad has shape {value.shape}; expected {self.shape}")
             if value.device != self.device:
                 raise RuntimeError(f"grad is on '{value.device}'; expected '{self.device}'")
-        tracer = LOCAL.recorder.tracer
-        if tracer is not None:
-            tracer.saw((self,))
+        tracing.saw(self)
         self._grad = value
 
     @property
@@ -158,9 +156,7 @@ class Tensor(TensorBase):
 
     def detach(self) -> Tensor:
         """The same value with no history (it does not require grad)."""
-        tracer = LOCAL.recorder.tracer
-        if tracer is not None:
-            tracer.saw((self,))
+        tracing.saw(self)
         return Tensor._wrap(self._buf)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -311,9 +307,7 @@ class Tensor(TensorBase):
                 raise TypeError(
                     f"cannot store a {new.dtype} result in place in a {self.dtype} tensor")
             new = new.astype(self.dtype)
-        tracer = LOCAL.recorder.tracer
-        if tracer is not None:
-            tracer.saw((self,))
+        tracing.saw(self)
         self._buf = new._buf
         if not self.is_leaf or new.requires_grad:
             self._node = new._node

@@ -397,9 +397,7 @@ def _deliver(node: Node, grad, targets, found, accumulate: bool, inputs: Sequenc
     else:
         tensor = node.retained() if node.retained is not None else None
     if tensor is not None:
-        tracer = LOCAL.recorder.tracer
-        if tracer is not None:
-            tracer.saw((tensor,))
+        tracing.saw(tensor)
         with grad_lock:
             tensor._grad = grad if tensor._grad is None else tensor._grad + grad
         if touched is not None:

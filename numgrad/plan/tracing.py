@@ -84,6 +84,15 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
         thread.stop()
 
 
+def saw(*tensors) -> None:
+    """The recording layer reads `tensors`, or is about to change them in place or give
+    them a new ``.grad``: this thread's trace, if any, binds those that existed before
+    it (`Tracer.saw`)."""
+    tracer = LOCAL.recorder.tracer
+    if tracer is not None:
+        tracer.saw(tensors)
+
+
 def check_read(what: str) -> None:
     """Raise if this thread is tracing: `what` would read a value not computed yet."""
     tracer = current()

@@ -102,11 +102,11 @@ def _indexed(view, base) -> tuple | None:
     for n, stride in zip(view.shape, view.strides):
         if n == 1:
             continue
-        axis = next((a for a in range(base.ndim) if key[a] == 0 and
-                     _step(stride, base.strides[a], n, base.shape[a])), None)
-        if axis is None:
+        found = next(((a, step) for a in range(base.ndim) if key[a] == 0 and
+                      (step := _step(stride, base.strides[a], n, base.shape[a]))), None)
+        if found is None:
             return None
-        step = _step(stride, base.strides[axis], n, base.shape[axis])
+        axis, step = found
         key[axis] = slice(0, (n - 1) * step + 1, step)
         kept.append(axis)
     order = sorted(kept)  # (indexing keeps `base`'s order of the axes it slices)
