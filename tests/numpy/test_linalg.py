@@ -123,6 +123,38 @@ def test_solve_follows_numpy2_rule_for_b():
     close(LA.solve(ng.tensor(A2[:2, :2]), ng.tensor(b)).numpy(), np.linalg.solve(A2[:2, :2], b))
 
 
+@pytest.mark.parametrize("dtype, rtol", [("float64", RTOL), ("float32", 1e-5)])
+def test_triangular_systems_solve_to_numpys_values_and_gradients(dtype, rtol):
+    # A triangular matrix is solved by substitution (LAPACK's ?trtrs, docs/decisions.md):
+    # NumPy's values to rtol, autograd's gradients (float64, to RTOL), NumPy's error for
+    # a zero on the diagonal; a matrix with a zero corner but no triangle is general.
+    n = 6
+    lower = np.tril(rng.standard_normal((n, n))) + 3 * np.eye(n)
+    corner = lower + np.diag(np.ones(n - 1), 1)  # a[0, -1] == 0, not triangular
+    for a in (lower, lower.T, corner):
+        for b in (rng.standard_normal(n), rng.standard_normal((n, 3))):
+            a_, b_ = a.astype(dtype), b.astype(dtype)
+            got = LA.solve(ng.tensor(a_), ng.tensor(b_)).numpy()
+            assert got.dtype == dtype
+            close(got, np.linalg.solve(a_, b_), rtol)
+    if dtype == "float64":
+        w = rng.standard_normal((n, 3))
+
+        def loss(L, a, b):
+            return (L.linalg.solve(a, b) * w).sum()
+        for a in (lower, lower.T):
+            b = rng.standard_normal((n, 3))
+            got = ng.grad(lambda a, b: loss(ng, a, b), argnum=(0, 1))(ng.tensor(a),
+                                                                       ng.tensor(b))
+            want = autograd.grad(lambda a, b: loss(anp, a, b), argnum=(0, 1))(a, b)
+            for g, h in zip(got, want):
+                close(g.numpy(), h)
+    singular = np.tril(np.ones((3, 3), dtype))
+    singular[1, 1] = 0
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        LA.solve(ng.tensor(singular), ng.ones(3, dtype=dtype)).numpy()
+
+
 @given(st.lists(st.integers(1, 3), max_size=2), st.lists(st.integers(1, 3), max_size=2),
        st.integers(1, 3), st.integers(1, 2), st.booleans())
 def test_batch_dimensions_broadcast_as_numpys(a_batch, b_batch, m, k, vector):
