@@ -102,6 +102,7 @@ CHECK_UNWRITABLE = """
 """
 
 
+@pytest.mark.slow  # (processes from an empty cache, `budget`; in process: the test below)
 def test_read_only_cache_folder_means_one_warning_and_working_kernels(tmp_path, expected):
     prefix = drop_file_permission_bypass()
     folder = tmp_path / "read-only"
@@ -125,6 +126,7 @@ def test_read_only_cache_folder_means_one_warning_and_working_kernels(tmp_path, 
     assert not os.path.exists(private)  # deleted at exit
 
 
+@pytest.mark.slow  # (processes from an empty cache, `budget`)
 @pytest.mark.parametrize("below", [False, True], ids=["a file", "below a file"])
 def test_cache_path_that_is_a_file_means_one_warning_and_working_kernels(tmp_path, below,
                                                                         expected):
