@@ -6,7 +6,9 @@ numgrad against HIPS autograd, interleaved in one run, autograd in a process of 
     python tools/programs_table.py "HMM forward,LSTM"   (some of them)
     python tools/programs_table.py --numgrad-only [--numgrad-from DIR]
 
-``--numgrad-only`` prints numgrad's time per call alone: run it for an old checkout
+Beside autograd's time, the table gives the same call wrapped in ``ng.jit`` (traced
+once, replayed: what a user who wraps the step gets). ``--numgrad-only`` prints
+numgrad's eager time per call alone: run it for an old checkout
 (``--numgrad-from``, `benchmarks.peers.numgrad_from`) and the new code in turns, a few
 rounds each, to measure one change (on a shared machine a ratio to autograd moved by up
 to 0.2 between two runs; one change measured this way moved by a few percent).
@@ -48,7 +50,8 @@ def main(argv: list[str]) -> None:
             print(f"{name:30s} {run['calls']:6d} {run['autograd_s']:8.2f}s "
                   f"{run['numgrad_s']:8.2f}s  {run['ratio']:5.2f}", flush=True)
         return
-    print(f"{'program':28s} {'numgrad':>10s}" + ("" if alone else f" {'autograd':>10s}  ratio"))
+    print(f"{'program':28s} {'numgrad':>10s}" + ("" if alone else
+          f" {'autograd':>10s}  ratio {'ng.jit':>10s}  ratio"))
     for name in names:
         run = gradient("numgrad", name)
         if alone:
@@ -57,11 +60,17 @@ def main(argv: list[str]) -> None:
             continue
         peer = peers.PeerProcess("autograd", "benchmarks.programs:peer_calls", "autograd", name)
         try:
+            peers.time_interleaved([run, (peer, 0)], seconds)  # (a first round: warms up)
             ours, theirs = peers.time_interleaved([run, (peer, 0)], seconds)
+            # (after the eager call's timing: the jitted call's plans are kept in the
+            # same process, and would take the eager plans' place among those holding
+            # their arrays, `numgrad.plan.prepared.HOLDING`)
+            traced, again = peers.time_interleaved([gradient("numgrad-jit", name), (peer, 0)],
+                                                   seconds)
         finally:
             peer.close()
-        print(f"{name:28s} {ours * 1e3:7.3f} ms {theirs * 1e3:7.3f} ms  {ours / theirs:5.2f}",
-              flush=True)
+        print(f"{name:28s} {ours * 1e3:7.3f} ms {theirs * 1e3:7.3f} ms  {ours / theirs:5.2f} "
+              f"{traced * 1e3:7.3f} ms  {traced / again:5.2f}", flush=True)
 
 
 def _option_values(argv: list[str]) -> set[str]:

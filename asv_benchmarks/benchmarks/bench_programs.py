@@ -42,12 +42,17 @@ class Programs:
 
     def setup(self, name):
         self.runs = {library: gradient(library, name)
-                     for library in ("numgrad", "autograd", "numpy")}
+                     for library in ("numgrad", "numgrad-jit", "autograd", "numpy")}
         for run in self.runs.values():  # compile (or load) numgrad's kernels first
             run()
 
     def time_numgrad(self, name):
         self.runs["numgrad"]()
+
+    def time_numgrad_jit(self, name):
+        """The same call traced once by ``ng.jit`` and replayed: what a user who wraps
+        the step gets (the ratio the issue asks for is the eager call's)."""
+        self.runs["numgrad-jit"]()
 
     def time_autograd(self, name):
         self.runs["autograd"]()

@@ -260,7 +260,8 @@ PROGRAMS = {"heat stencil": heat, "HMM forward": hmm, "GP marginal likelihood": 
 
 def gradient(library: str, name: str):
     """A call computing the program `name`'s value and gradient on `library` (``numgrad``
-    or ``autograd``), or its value on ``numpy``, as that library's users write it."""
+    or ``autograd``), or its value on ``numpy``, as that library's users write it; on
+    ``numgrad-jit``, numgrad's call traced once by ``ng.jit`` and replayed."""
     if library == "numpy":
         loss, x0 = PROGRAMS[name](np)
         return lambda: float(loss(x0))
@@ -275,6 +276,10 @@ def gradient(library: str, name: str):
 
     loss, x0 = PROGRAMS[name](ng)
     step = ng.value_and_grad(loss)
+    if library == "numgrad-jit":
+        step = ng.jit(step)
+    elif library != "numgrad":
+        raise ValueError(f"unknown library {library!r}")
 
     def run():
         value, grad = step(ng.tensor(x0))
