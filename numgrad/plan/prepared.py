@@ -55,7 +55,7 @@ from numgrad.plan.views import Unsupported, is_view, layout, make_view, read_at
 #: in bytes the neural ODE's call takes 0.87 of its time, the HMM's 0.94.)
 HELD_BYTES, PLAN_BYTES = 1 << 25, 1 << 16
 HOLDING = Cache("prepared plans holding arrays", HELD_BYTES, lambda plan, _: plan.let_go(),
-                weigh=lambda plan, nbytes: nbytes + PLAN_BYTES)
+                weigh=lambda plan, held: held + PLAN_BYTES)
 #: Buffers of fewer bytes are recycled (larger ones come from the host pool, which
 #: recycles them its own way, and are not held between runs).
 RECYCLED_BYTES = MIN_BYTES
@@ -189,7 +189,7 @@ class PreparedPlan:
                            cache_hits=launched - self.interpreted,
                            kernels_interpreted=self.interpreted)
         #: bytes of the arrays it keeps from one run to the next (`HOLDING`)
-        self.held_bytes = sum(_nbytes(plan.slots[slot]) for slot in self.readers)
+        self.held_bytes = sum(nbytes(plan.slots[slot]) for slot in self.readers)
         #: the steps run one by one, and from the `UNROLL_AT`-th replay written out as one
         #: function; the replays run so far (None once written out)
         self.replay, self.replays = runner.run(self.steps, self.called_bytes), 0
@@ -291,12 +291,13 @@ class PreparedPlan:
         self.bases = [None] * len(self.bases)
 
 
-def _nbytes(info) -> int:
+def nbytes(info) -> int:
+    """The bytes of a slot (or buffer) of `info`'s shape and dtype."""
     return info.dtype.itemsize * math.prod(info.shape)
 
 
 def _small(info) -> bool:
-    return _nbytes(info) < RECYCLED_BYTES
+    return nbytes(info) < RECYCLED_BYTES
 
 
 def _entry(kernel, ran: list, probe: list):

@@ -26,7 +26,6 @@ hooks) runs the pass as before.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 
 from numgrad import plan as remembering
@@ -40,7 +39,7 @@ from numgrad.ops import TABLE
 from numgrad.plan import recorder
 from numgrad.plan.bound import Plan, Runs
 from numgrad.plan.cache import Cache
-from numgrad.plan.prepared import run_reused
+from numgrad.plan.prepared import nbytes, run_reused
 from numgrad.plan.recipes import index_arrays
 from numgrad.plan.refs import AtOnce, Fixed, OnTape, Outside, Ref, ReplayContext, Result
 from numgrad.plan.stage import Stage, source_of
@@ -304,6 +303,6 @@ def _needing(stage: Stage, slots: set[int]) -> Stage:
     views its kernels read of them are made once (`numgrad.plan.prepared`)."""
     plan = stage.plan
     needed = slots.union(s for s, info in enumerate(plan.slots)
-                         if info.dtype.itemsize * math.prod(info.shape) >= STAGE_BUFFER_BYTES)
+                         if nbytes(info) >= STAGE_BUFFER_BYTES)
     return dataclasses.replace(stage, plan=Plan(plan.schedule, plan.values, plan.uploads,
                                                 Runs(needed=needed)))

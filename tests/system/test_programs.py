@@ -7,7 +7,7 @@ Tolerance against autograd: 1e-10 relative to the largest magnitude (float64 thr
 up to a few hundred steps of exp, log and tanh: numgrad's vectorized functions and
 NumPy's differ by an ulp or two per call, and a recursion carries that along). Every
 program compiles kernels of its own, and ``ng.jit`` fuses its step into more, so the
-file runs in `.ci/run`'s slow track.
+file is marked slow (`.ci/run` runs it compiled in its first track).
 """
 
 import numpy as np
