@@ -25,13 +25,15 @@ class Runs:
     of kernels compiled when it was last tried for preparing (`numgrad.kernels.
     newly_compiled`; None: never tried), and its prepared form (None: not prepared;
     `numgrad.plan.prepared.PreparedPlan`), made for a caller that reads the slots
-    `needed` (None: every slot, an eager realization's) and gives the sources `fixed`
-    (slot: array) the same array at every run (``ng.jit``'s data)."""
+    `needed` (None: every slot, an eager realization's), of which it takes `handed`
+    (None: all; the others are let go of within the run once read), and gives the
+    sources `fixed` (slot: array) the same array at every run (``ng.jit``'s data)."""
 
     count: int = 0
     tried: int | None = None
     prepared: object = None
     needed: set[int] | None = None
+    handed: set[int] | None = None
     fixed: dict = field(default_factory=dict)
 
 

@@ -76,7 +76,7 @@ class PreparedPlan:
     """`plan` with its intermediates in buffers of its own; `run` replays it."""
 
     def __init__(self, plan: Plan, arrays: list, spy: list, needed: set[int],
-                 fixed: dict[int, object]):
+                 fixed: dict[int, object], handed: set[int] | None = None):
         backend = plan.slots[0].device.backend
         self.plan, self.backend = plan, backend
         records = iter(spy)
@@ -182,6 +182,8 @@ class PreparedPlan:
                 _entry(kernel, [*targets, shape, 1, *views, *step.args], probe)
             self.steps.append(runner.Launched(entry, outputs, arguments, holes,
                                               len(step.outputs) + 1, index, own, backend))
+        if handed is not None:
+            _let_go(self.steps, fresh - handed)
         # (Numba is imported when there are kernels: they are its functions.)
         self.threads = sys.modules["numba"].get_num_threads if parallel else int
         self.layouts = [layout(arrays[s]) for s in plan.sources]
@@ -234,16 +236,17 @@ class PreparedPlan:
 
     @classmethod
     def build(cls, plan: Plan, arrays: list, spy: list, needed: set[int],
-              fixed: dict[int, object]):
+              fixed: dict[int, object], handed: set[int] | None = None):
         """`plan` prepared, given the run that gave `arrays` (per slot) and `spy` (per
-        launch, `run`'s record), for a caller that needs the slots `needed` and gives
-        the sources `fixed` (slot: array) the same array at every call; None for a
+        launch, `run`'s record), for a caller that needs the slots `needed` (and of
+        them takes `handed`: None, all) and gives the sources `fixed` (slot: array) the
+        same array at every call; None for a
         plan off the CPU, or whose kernels are neither compiled functions nor the
         interpreter's, or where a view cannot be made again."""
         if any(slot.device.type != "cpu" for slot in plan.slots):
             return None
         try:
-            return cls(plan, arrays, spy, needed, fixed)
+            return cls(plan, arrays, spy, needed, fixed, handed)
         except Unsupported:
             return None
 
@@ -375,6 +378,21 @@ def _live(plan: Plan, needed: set[int]) -> set[int]:
     return live
 
 
+def _let_go(steps: list[runner.Step], slots: set[int]) -> None:
+    """Let each of `slots` go once the last of `steps` that reads or writes it has run
+    (`runner.Step.drops`)."""
+    last = {}
+    for i, step in enumerate(steps):
+        for slot in step.slots():
+            if slot in slots:
+                last[slot] = i
+    drops: dict[int, list[int]] = {}
+    for slot, i in last.items():
+        drops.setdefault(i, []).append(slot)
+    for i, found in drops.items():
+        steps[i].drops = tuple(found)
+
+
 def _compiled(kernel) -> bool:
     """Whether `kernel` is a compiled Numba function (a dispatcher; the interpreter's and
     the tiered target's kernels are programs). Told by its attributes: Numba may be
@@ -400,7 +418,7 @@ def run_reused(plan: Plan, sources: list) -> list:
     spy: list = []
     arrays = run(plan, sources, spy)
     needed = set(range(len(plan.slots))) if runs.needed is None else runs.needed
-    runs.prepared = PreparedPlan.build(plan, arrays, spy, needed, runs.fixed)
+    runs.prepared = PreparedPlan.build(plan, arrays, spy, needed, runs.fixed, runs.handed)
     return arrays
 
 

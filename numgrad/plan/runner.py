@@ -39,6 +39,15 @@ def unused(array, readers: list[int], bases: list) -> bool:
 class Step:
     """One step of a prepared plan."""
 
+    #: the slots let go of once it has run: written anew at each run, no caller's, and
+    #: read by no later step (`numgrad.plan.prepared`: their memory is then reused
+    #: within the run, as an eager program's is)
+    drops: tuple[int, ...] = ()
+
+    def slots(self) -> list[int]:
+        """The slots it reads from the run's arrays and writes."""
+        raise NotImplementedError
+
     def run(self, a: list, values, threads: int, kept: list, bases: list) -> int:
         """Run the step; returns the bytes it allocated."""
         raise NotImplementedError
@@ -63,6 +72,9 @@ class Called(Step):
     def arg(self, values):
         bound = values[self.index] if values is not None else None
         return self.call.arg if bound is None else self.call.bound_arg(bound)
+
+    def slots(self):
+        return [*self.inputs, self.output]
 
     def run(self, a, values, threads, kept, bases):
         a[self.output] = self.fn(*[a[s] for s in self.inputs], self.arg(values))
@@ -152,6 +164,9 @@ class Launched(Step):
         self.kernel, self.outputs, self.arguments, self.holes = kernel, outputs, arguments, holes
         self.threads_at, self.index, self.own, self.backend = threads_at, index, own, backend
 
+    def slots(self):
+        return [slot for _, slot, _, _ in self.holes] + [slot for slot, _, _ in self.outputs]
+
     def run(self, a, values, threads, kept, bases):
         allocated = 0
         for slot, info, readers in self.outputs:
@@ -232,6 +247,8 @@ def run(steps: list[Step], fixed_bytes: int) -> Callable:
         allocated = fixed_bytes
         for step in steps:
             allocated += step.run(a, values, threads, kept, bases)
+            for slot in step.drops:
+                a[slot] = None
         return allocated
 
     return replay
@@ -251,6 +268,7 @@ def written_out(steps: list[Step], fixed_bytes: int, backend) -> Callable:
     lines = ["def replay(a, values, threads, kept, bases):", f"    allocated = {fixed_bytes}"]
     for step in steps:
         lines += step.lines(bound)
+        lines += [f"    a[{slot}] = None" for slot in step.drops]
     lines.append("    return allocated")
     exec(compile("\n".join(lines), "<numgrad prepared replay>", "exec"), names)
     return names["replay"]

@@ -13,18 +13,19 @@ by the structure (`RuleConstant`).
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass, field
 from math import copysign
 
 from numgrad.arguments import Unhashable, holds_array
 from numgrad.engine.reads import plain_index
-from numgrad.engine.steps import Call
+from numgrad.engine.steps import Call, Launch, Read, Schedule
 from numgrad.lazy import MOVES_FOLDED, LazyBuffer
 from numgrad.ops import CONST
 from numgrad.plan.bound import Plan
 from numgrad.plan.recipes import From, filled, taken
-from numgrad.plan.refs import Constant, Folded, Ref, RuleConstant, TapeConstant
+from numgrad.plan.refs import AtOnce, Constant, Folded, Ref, Result, RuleConstant, TapeConstant
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,102 @@ class Stage:
         bound = plan.bound(values, tuple(uploads))
         self.last[0] = arrays, bound
         return bound
+
+
+def joined(stages: list[Stage]) -> tuple[list[Stage], list[tuple[int, list[int]]]]:
+    """`stages` joined into as few as may be: each run of them whose plans run their
+    steps in order over their slots, each stage reading what an earlier one of the run
+    computed (its `Result` sources) from the slot that computed it, and the sources
+    they share (by reference) once. A run ends before a stage that reads a value
+    computed at once from a result of the run (computed between the stages). Returns
+    the stages joined and, per stage given, where its slots are: its joined stage's
+    number and the slot there of each of its slots.
+
+    A replay then runs one prepared plan rather than one per stage: the values that
+    pass between stages are its own buffers, and the views its kernels read of them
+    are made once (`numgrad.plan.prepared`), as in a trace's plan (the HMM's 104
+    stages: 1,500 views made again at every call)."""
+    runs: list[list[int]] = []
+    for i, stage in enumerate(stages):
+        if not runs or any(type(ref) is AtOnce and _reads(ref, runs[-1])
+                           for ref in stage.sources):
+            runs.append([])
+        runs[-1].append(i)
+    where: list = [None] * len(stages)
+    return [_joined([stages[i] for i in run], run, where, k) for k, run in
+            enumerate(runs)], where
+
+
+def _joined(stages: list[Stage], numbers: list[int], where: list, k: int) -> Stage:
+    """Stages `numbers` (`stages`) as one, the `k`-th, each one's place in it noted in
+    `where` (`joined`)."""
+    if len(stages) == 1:
+        where[numbers[0]] = k, list(range(len(stages[0].plan.slots)))
+        return dataclasses.replace(stages[0], sources=tuple(
+            rejoined(ref, where) for ref in stages[0].sources))
+    slots, sources, refs, steps, values, uploads = [], [], [], [], [], []
+    taken_uploads, bindings, constants, shared = [], [], [], {}
+    for number, stage in zip(numbers, stages):
+        plan = stage.plan
+        new: list = [None] * len(plan.slots)
+        for slot, ref in zip(plan.sources, stage.sources):
+            ref = rejoined(ref, where)
+            if type(ref) is Result and ref.stage == k:
+                new[slot] = ref.slot
+                continue
+            if ref not in shared:
+                shared[ref] = len(slots)
+                sources.append(len(slots))
+                refs.append(ref)
+                slots.append(plan.slots[slot])
+            new[slot] = shared[ref]
+        for slot, info in enumerate(plan.slots):
+            if new[slot] is None:
+                new[slot] = len(slots)
+                slots.append(info)
+        first = len(steps)
+        steps += [_renumbered(step, new) for step in plan.template]
+        values += plan.values if plan.values is not None else [None] * len(plan.template)
+        uploads += [(new[slot], host) for slot, host in plan.uploads]
+        taken_uploads += [(new[slot], host) for slot, host in stage.uploads]
+        bindings += [(first + i, parts) for i, parts in stage.bindings]
+        constants += [(first + i, *rest) for i, *rest in stage.constants]
+        where[number] = k, new
+    schedule = Schedule(tuple(steps), tuple(slots), tuple(sources), tuple(uploads))
+    plan = Plan(schedule, None if all(v is None for v in values) else values)
+    reads = sorted({p for stage in stages for p in stage.reads})
+    return Stage(plan, tuple(refs), tuple(taken_uploads), tuple(bindings),
+                 _places(taken_uploads, bindings), tuple(constants), tuple(reads))
+
+
+def rejoined(ref: Ref, where: list) -> Ref:
+    """`ref`, which may read results of stages that were joined (`joined`, whose
+    `where` says where their slots went), reading the joined stages' instead."""
+    if type(ref) is Result:
+        k, new = where[ref.stage]
+        return Result(k, new[ref.slot])
+    if type(ref) is AtOnce:
+        return dataclasses.replace(ref, sources=tuple(
+            rejoined(s, where) if isinstance(s, Ref) else s for s in ref.sources))
+    return ref
+
+
+def _reads(ref, numbers: list[int]) -> bool:
+    """Whether `ref` (an `AtOnce`, or one of its sources) reads a result of the stages
+    `numbers`."""
+    if type(ref) is Result:
+        return ref.stage in numbers
+    return type(ref) is AtOnce and any(_reads(s, numbers) for s in ref.sources)
+
+
+def _renumbered(step: Launch | Call, new: list[int]) -> Launch | Call:
+    """`step` over the slots `new` (per slot of its schedule)."""
+    if type(step) is Call:
+        return Call(step.op, tuple([new[s] for s in step.inputs]), step.arg, new[step.output])
+    return dataclasses.replace(
+        step, outputs=tuple([new[s] for s in step.outputs]),
+        inputs=tuple([Read(new[r.slot], r.views) for r in step.inputs]),
+        tables=tuple([new[s] for s in step.tables]))
 
 
 def source_of(const: LazyBuffer, position: dict, folds: dict) -> Constant:

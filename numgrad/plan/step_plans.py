@@ -42,7 +42,7 @@ from numgrad.plan.cache import Cache
 from numgrad.plan.prepared import nbytes, run_reused
 from numgrad.plan.recipes import index_arrays
 from numgrad.plan.refs import AtOnce, Fixed, OnTape, Outside, Ref, ReplayContext, Result
-from numgrad.plan.stage import Stage, source_of
+from numgrad.plan.stage import Stage, joined, rejoined, source_of
 
 #: Step plans kept, by their tape's description (`Key`)
 CACHE = Cache("step plans", 64)
@@ -55,7 +55,8 @@ STAGE_BUFFER_BYTES = 1 << 14
 @dataclass(frozen=True, slots=True)
 class StepPlan:
     """What a backward pass of one tape realized, by position: its realizations in
-    order (`Stage`)."""
+    order (`Stage`), joined into one where nothing was computed between them
+    (`numgrad.plan.stage.joined`)."""
 
     stages: tuple[Stage, ...]
     #: per stage of several: the slots of its results that no later stage reads and
@@ -280,6 +281,16 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
             if node not in number:
                 return
             released.append(number[node])
+    count = len(stages)  # (the gradients' reader: past the last stage)
+    stages, where = joined(stages)
+    stores = [(where[i][0], where[i][1][slot], position) for i, slot, position in stores]
+    grads = [(rejoined(ref, where), k) for ref, k in grads]
+    readers = {}  # (what a stage joined with the one that made it reads no more)
+    for ref, i in last_read.items():
+        ref, i = rejoined(ref, where), where[i][0] if i < count else len(stages)
+        if i != ref.stage:
+            readers[ref] = i
+    last_read = readers
     out = {Result(i, slot) for i, slot, _ in stores}
     kept = out.union(last_read)
     stages = [_needing(stage, {r.slot for r in kept if r.stage == i})
@@ -298,11 +309,12 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
 
 def _needing(stage: Stage, slots: set[int]) -> Stage:
     """`stage` with runs of its own, whose prepared form computes only the `slots` that
-    the step plan reads (and what they need) and those of `STAGE_BUFFER_BYTES` or more:
-    its smaller intermediates are buffers of its own, kept from step to step, and the
-    views its kernels read of them are made once (`numgrad.plan.prepared`)."""
+    the step plan reads (and what they need) and those of `STAGE_BUFFER_BYTES` or more,
+    which it lets go of once read where the plan does not read them: its smaller
+    intermediates are buffers of its own, kept from step to step, and the views its
+    kernels read of them are made once (`numgrad.plan.prepared`)."""
     plan = stage.plan
     needed = slots.union(s for s, info in enumerate(plan.slots)
                          if nbytes(info) >= STAGE_BUFFER_BYTES)
     return dataclasses.replace(stage, plan=Plan(plan.schedule, plan.values, plan.uploads,
-                                                Runs(needed=needed)))
+                                                Runs(needed=needed, handed=slots)))

@@ -23,6 +23,7 @@ from numgrad import plan as remembering
 from numgrad.autograd.graph import OpNode
 from numgrad.engine import counters
 from numgrad.plan import recipes, step_plans
+from numgrad.plan.prepared import nbytes
 from numgrad.plan.refs import AtOnce
 
 F = ng.nn.functional
@@ -688,12 +689,20 @@ def _recurrence(steps: int, read_at=None, log: bool = False):
 
 @not_simulated
 @pytest.mark.parametrize("steps", [30, slow(120)])  # (120: a forward cut too, `.ci/run`)
-def test_a_pass_that_realizes_on_its_way_replays_as_one_plan_of_stages(steps):
+def test_a_pass_that_realizes_on_its_way_replays_as_one_plan(steps, monkeypatch):
+    # The pass realizes in pieces (its saved values, its gradients cut for depth); its
+    # step plan joins them into one stage, one plan run at each replay.
+    realized = []  # per pass remembered: its realizations' steps
+    remember = step_plans.remember
+    monkeypatch.setattr(step_plans, "remember", lambda segment, *rest: (
+        segment and realized.append([len(plan.template) for plan, _, _ in segment.ran]),
+        remember(segment, *rest))[1])
     replayed = _compare(_recurrence(steps))
     assert replayed[2:] == [1] * 6
-    (plan,) = step_plans.CACHE.values()
-    assert len(plan.stages) > 1 and bool(plan.cut) == (steps == 120), (
-        len(plan.stages), plan.cut)
+    assert len(realized[-1]) > 1, realized[-1]
+    (plan,) = step_plans.CACHE.values()  # (the last pass's)
+    assert len(plan.stages) == 1 and bool(plan.cut) == (steps == 120), plan.cut
+    assert len(plan.stages[0].plan.template) == sum(realized[-1])
 
 
 def _forward_recursion():
@@ -735,6 +744,40 @@ def test_a_stage_computes_only_what_the_plan_reads_and_keeps_its_own_buffers():
     assert sum(len(prepared.steps) for _, prepared in stages) < \
         sum(len(p.template) for p, _ in stages)
     _same(ours, _run(_forward_recursion(), plans=False)[0])
+
+
+def _stencil():
+    """A diffusion-like loop over a 64x64 grid (32 KiB arrays), its rate annealed."""
+    start = np.random.default_rng(5).standard_normal((64, 64))
+    u0 = ng.tensor(start, requires_grad=True)
+
+    def loop(k):
+        u = u0
+        for _ in range(40):
+            u = u + (0.1 + 0.01 * k) * (ng.roll(u, 1, 0) + ng.roll(u, -1, 1) - 2 * u).tanh()
+        loss = (u * u).sum()
+        loss.backward()
+        grad = u0.grad.numpy()
+        u0.grad = None
+        return loss.item(), grad
+    return loop
+
+
+@not_simulated
+def test_large_intermediates_are_let_go_of_within_a_replay():
+    # Intermediates of STAGE_BUFFER_BYTES or more are written anew at each replay (not
+    # held between steps); those that no step reads any more and the plan hands to no
+    # one are let go of there (an eager program's memory is reused as it goes), and
+    # the values are the bits of a run with nothing remembered.
+    ours, replayed = _run(_stencil(), plans=True)
+    assert replayed[2:] == [1] * 6
+    (plan,) = [p for p in step_plans.CACHE.values() if p.stages[0].plan.runs.count]
+    for stage in plan.stages:
+        prepared, slots = stage.plan.runs.prepared, stage.plan.slots
+        dropped = [slot for step in prepared.steps for slot in step.drops]
+        assert dropped and not set(dropped) & stage.plan.runs.handed
+        assert all(nbytes(slots[slot]) >= step_plans.STAGE_BUFFER_BYTES for slot in dropped)
+    _same(ours, _run(_stencil(), plans=False)[0])
 
 
 @not_simulated
