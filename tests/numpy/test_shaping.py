@@ -17,6 +17,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from budget import slow
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -135,7 +136,8 @@ def _inputs(shapes):
     return [rand(s, seed=i) for i, s in enumerate(shapes)]
 
 
-@pytest.mark.parametrize("name, fn, shapes", CASES + CROSS_2, ids=[c[0] for c in CASES + CROSS_2])
+@pytest.mark.parametrize("name, fn, shapes", CASES + [slow(*c) for c in CROSS_2],
+                         ids=[c[0] for c in CASES + CROSS_2])  # (NumPy 2's 2-vectors: .ci/run)
 def test_values_and_gradients(name, fn, shapes):
     arrays = _inputs(shapes)
     want = _numpy(fn, arrays)

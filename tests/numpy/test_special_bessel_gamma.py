@@ -194,7 +194,7 @@ def _close_conditioned(got, want, a, x, rtol=2e-14):
     assert not bad.any(), (a[bad][:5], x[bad][:5], got[bad][:5], want[bad][:5])
 
 
-@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+@pytest.mark.parametrize("name", quick(["gammainc", "gammaincc"], ["gammainc"]))
 def test_incomplete_gamma_values_match_scipy(name):
     ours, theirs = getattr(special, name), getattr(scipy.special, name)
     _close_conditioned(ours(GAMMA_A, GAMMA_X).numpy(), theirs(GAMMA_A, GAMMA_X), GAMMA_A,

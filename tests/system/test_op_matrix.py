@@ -103,8 +103,12 @@ def test_unary_values(op, dtype, rtol):
     np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=0)
 
 
-@pytest.mark.parametrize("op", rows([p for p in UNARY_OPS if p.result != BOOL and
-                                p.name != "negative"]), ids=lambda p: p.name)
+INTEGER_INPUTS = [p for p in UNARY_OPS if p.result != BOOL and p.name != "negative"]
+
+
+# (half the rows in README's command: tests/numpy/test_small_integers.py sweeps more)
+@pytest.mark.parametrize("op", rows(INTEGER_INPUTS, few=tuple(p.name for p in INTEGER_INPUTS[::2])),
+                         ids=lambda p: p.name)
 def test_unary_integer_inputs_follow_numpy_dtypes(op):
     # the integers of the op's domain (the CUDA simulator's math raises outside it;
     # test_numpy_elementwise.py checks NaN and infinities there on the CPU)
