@@ -12,24 +12,29 @@ class Unhashable(Exception):
     """A static argument of a kind `hashable` does not know: the graph is not keyed."""
 
 
+#: the kinds of argument that `hashable` converts, inside a tuple too
+_CONVERTED = (slice, tuple)
+
+
 def hashable(arg):
     """`arg` as a hashable value: slices as tuples, index arrays as their dtype and
     shape (their contents are values, rebound like constants'); `Unhashable` for a
-    kind it does not know. (Most arguments, axes and shapes, are hashable already:
-    tried first.)"""
+    kind it does not know. (Told by type first: an indexing key holds slices, and a
+    failed ``hash`` raises, which costs a microsecond.)"""
+    kind = type(arg)
+    if kind is tuple:
+        for a in arg:
+            if type(a) in _CONVERTED or isinstance(a, np.ndarray):
+                return tuple([hashable(a) for a in arg])
+    elif kind is slice:
+        return ("slice", arg.start, arg.stop, arg.step)
+    elif isinstance(arg, np.ndarray):
+        return ("array", arg.dtype.str, arg.shape)
     try:
         hash(arg)
     except TypeError:
-        pass
-    else:
-        return arg
-    if isinstance(arg, tuple):
-        return tuple(hashable(a) for a in arg)
-    if isinstance(arg, slice):
-        return ("slice", arg.start, arg.stop, arg.step)
-    if isinstance(arg, np.ndarray):
-        return ("array", arg.dtype.str, arg.shape)
-    raise Unhashable
+        raise Unhashable from None
+    return arg
 
 
 def holds_array(arg) -> bool:

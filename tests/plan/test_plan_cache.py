@@ -145,3 +145,22 @@ def test_a_program_run_after_clear_gives_the_same_bits(when, monkeypatch):
     nothing_remembered = _training_run()
     for a, b, c in zip(first, again, nothing_remembered):
         assert a.tobytes() == b.tobytes() == c.tobytes()
+
+
+def test_static_arguments_key_by_structure_and_refuse_unknown_kinds():
+    # Slices by their bounds, index arrays by dtype and shape (their contents are values),
+    # inside tuples too; hashable arguments as they are; other kinds refused.
+    import numpy as np
+
+    from numgrad.arguments import Unhashable, hashable
+
+    index = np.arange(3)
+    assert hashable((slice(None), None)) == (("slice", None, None, None), None)
+    assert hashable((index, slice(1, 2))) == (("array", index.dtype.str, (3,)),
+                                              ("slice", 1, 2, None))
+    assert hashable(((slice(2), 0), 1)) == ((("slice", None, 2, None), 0), 1)
+    assert hashable(((1, 2), (3, 4))) == ((1, 2), (3, 4))
+    assert hashable((0, 2)) == (0, 2) and hashable(None) is None
+    for unknown in ([1], (0, [1]), {1: 2}):
+        with pytest.raises(Unhashable):
+            hashable(unknown)
