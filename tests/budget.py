@@ -15,11 +15,14 @@ def slow(*values):
     return pytest.param(*values, marks=pytest.mark.slow)
 
 
-def sampled(cases: list, every: int) -> list:
-    """`cases` (tuples of a test's parameters) as parameters: the first and then one in
-    `every` run in README's command, the others are marked slow (a sweep over functions
-    or rows, each compiling kernels of its own: whole in `.ci/run`)."""
-    return [case if i % every == 0 else slow(*case) for i, case in enumerate(cases)]
+def sampled(cases: list, every: int, start: int = 0) -> list:
+    """`cases` (a test's parameter values; a tuple is several parameters: for one
+    parameter whose values are tuples, use `quick`) as parameters:
+    one in `every` from case `start` runs in README's command, the others are marked slow
+    (a sweep over functions or rows, each compiling kernels of its own: whole in
+    `.ci/run`)."""
+    return [case if i % every == start else slow(*case) if isinstance(case, tuple)
+            else slow(case) for i, case in enumerate(cases)]
 
 
 def quick(values, few) -> list:

@@ -158,7 +158,8 @@ def render(program: Program, variant: Loops = SERIAL, name: str = "kernel") -> s
         *([rows.HEADER] if calls else []),
         "",
         "",
-        f"@numba.njit(cache=True, error_model='numpy', parallel={parallel})",
+        f"@numba.njit(cache=True, error_model='numpy', parallel={parallel}, "
+        "no_cfunc_wrapper=True)",
         f"def {name}({', '.join([*outs, 'shape', 'threads', *ins, *args])}):",
     ]
     loops = _Loops(program, lines, variant.lanes, {**(VECTOR_EXPRS if vector else {}), **calls})

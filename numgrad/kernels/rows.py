@@ -44,7 +44,7 @@ def source(name: str) -> str:
         "import numpy as np",
         "",
         "",
-        "@numba.njit(cache=True, error_model='numpy')",
+        "@numba.njit(cache=True, error_model='numpy', no_cfunc_wrapper=True)",
         f"def row({_OPERANDS[row.kind]}):",
         f"    return {row.expr}",
         "",

@@ -17,6 +17,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from budget import sampled
 
 import numgrad as ng
 
@@ -267,7 +268,7 @@ def test_gradient_is_differentiable_and_refuses_what_numpy_refuses():
 
 
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
-@pytest.mark.parametrize("n, m", [(7, 3), (3, 7), (5, 1), (4, 4), (6, 2)])
+@pytest.mark.parametrize("n, m", sampled([(7, 3), (3, 7), (5, 1), (4, 4), (6, 2)], 2))
 def test_convolve_matches_numpy_and_differentiates_both(mode, n, m):
     a, v = RNG.standard_normal(n), RNG.standard_normal(m)
     np.testing.assert_allclose(np.convolve(ng.tensor(a), ng.tensor(v), mode).numpy(),

@@ -19,6 +19,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from budget import sampled
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -185,7 +186,7 @@ ZEROS = {
 }
 
 
-@pytest.mark.parametrize("case", ZEROS)
+@pytest.mark.parametrize("case", sampled(list(ZEROS), 2))
 def test_cumprod_gradient_is_exact_with_zeros(case):
     a = np.array([ZEROS[case], ZEROS["none"], ZEROS["run"]]).T  # (5, 3): axis 0 and 1
     for axis in (0, 1):
