@@ -111,6 +111,27 @@ def test_integer_input_computes_in_float64_and_float32_stays_float32():
         assert f(single).dtype == np.float32
 
 
+@pytest.mark.parametrize("n", [2, 60, 257])  # (257: past the kept triangle masks)
+def test_triangular_systems_are_solved_by_substitution_with_numpys_values(n):
+    from numgrad.linalg import solvers
+
+    lower = np.tril(rng.standard_normal((n, n))) + n * np.eye(n)
+    upper, full = lower.T.copy(), lower + np.triu(np.ones((n, n)), 1)
+    corner_zero = full.copy()
+    corner_zero[0, -1] = corner_zero[-1, 0] = 0  # (zero corners do not make a triangle)
+    nan_above = lower.copy()
+    nan_above[0, 1] = np.nan
+    b = rng.standard_normal((n, 3))
+    cases = [(lower, 1), (upper, 0), (full, None), (nan_above, None),
+             (np.diag(np.diag(lower)), 1)] + [(corner_zero, None)] * (n > 2)
+    for a, kind in cases:
+        assert solvers._triangle(a) == kind
+        with np.errstate(invalid="ignore"):
+            want = np.linalg.solve(a, b)
+        np.testing.assert_allclose(LA.solve(ng.tensor(a), ng.tensor(b)).numpy(), want,
+                                   rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
 def test_solve_follows_numpy2_rule_for_b():
     # b is a vector only when it is 1-D; otherwise stacked (M, K) matrices, batches broadcast
     b1 = rng.standard_normal(3)
