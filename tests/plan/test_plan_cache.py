@@ -164,3 +164,32 @@ def test_static_arguments_key_by_structure_and_refuse_unknown_kinds():
     for unknown in ([1], (0, [1]), {1: 2}):
         with pytest.raises(Unhashable):
             hashable(unknown)
+
+
+def test_a_prepared_plan_is_prepared_again_once_half_its_interpreted_launches_may_compile(
+        monkeypatch):
+    # (The tiered target's worker delivers kernels one at a time; a plan of many steps
+    # prepared again at each would cost more than the launches one kernel interprets.)
+    from types import SimpleNamespace
+
+    from numgrad import kernels
+
+    ready: set = set()
+    plan = SimpleNamespace(
+        waiting=[("a", (3,)), ("b", (3,)), ("b", (3,)), ("c", (3,))],
+        checked=kernels.newly_compiled,
+        backend=SimpleNamespace(loadable=lambda program, shape: program in ready))
+
+    def deliver(name):
+        ready.add(name)
+        monkeypatch.setattr(kernels, "newly_compiled", kernels.newly_compiled + 1)
+
+    assert not prepared.PreparedPlan.stale(plan)
+    deliver("a")
+    assert not prepared.PreparedPlan.stale(plan)  # one launch of four may run compiled
+    deliver("c")
+    assert prepared.PreparedPlan.stale(plan)  # two of four: prepared again
+    assert not prepared.PreparedPlan.stale(plan)  # nothing delivered since
+    plan.waiting = [("b", (3,)), ("b", (3,))]  # (what the plan prepared again waits on)
+    deliver("b")
+    assert prepared.PreparedPlan.stale(plan)
