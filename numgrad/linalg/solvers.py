@@ -108,8 +108,7 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _triangle(a: np.ndarray) -> int | None:
     """1 if the square matrix `a` is lower triangular, 0 if upper, None if neither (a
     nonzero corner says so at once) or it is a single element."""
-    n = a.shape[0]
-    if n < 2:
+    if a.shape[0] < 2:
         return None
     if a[0, -1] == 0 and not _off_triangle(a, upper=True).any():
         return 1
