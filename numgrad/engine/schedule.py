@@ -94,6 +94,8 @@ def schedule(targets: list[LazyBuffer], final: bool = False,
                 users[id(src)][id(buf)] = buf
         if buf.op.kind == REDUCE:
             weight[id(buf)] = RECOMPUTE_LIMIT + 1  # never recomputed
+        elif buf.op.name == "roll":  # (its source is stored: it reads it rolled)
+            weight[id(buf)] = buf.op.cost
         elif _fusible(buf, weight):
             weight[id(buf)] = buf.op.cost + sum(weight.get(id(s), 0) for s in buf.srcs)
         else:
