@@ -52,10 +52,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         run_backward(tensors, grad_tensors, inputs, accumulate=True,
                      retain_graph=retain_graph, create_graph=create_graph, touched=touched,
                      structural=structural)
-        # The outputs are computed with the gradients: often the same pass over the data.
-        outputs = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
-        engine.realize(*(t._grad._buf for t in touched if t._grad is not None),
-                       *(t._buf for t in outputs))
+        _computed([t._grad._buf for t in touched if t._grad is not None], tensors, segment)
     finally:
         _unwatch()
     step_plans.remember(segment, [(t, t._grad) for t in touched], structural)
@@ -107,13 +104,33 @@ def grad(outputs, inputs=None, grad_outputs=None, retain_graph: bool | None = No
                              retain_graph=retain_graph, create_graph=create_graph,
                              allow_unused=allow_unused, materialize_grads=materialize_grads,
                              is_grads_batched=is_grads_batched, structural=structural)
-        outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-        engine.realize(*(g._buf for g in grads if g is not None), *(t._buf for t in outs))
+        _computed([g._buf for g in grads if g is not None], outputs, segment)
     finally:
         _unwatch()
     if segment is not None:
         step_plans.remember(segment, list(zip(segment.targets, grads)), structural)
     return grads
+
+
+def _computed(grads: list, outputs, segment: step_plans.Segment | None) -> None:
+    """Realize a pass's gradients `grads` (buffers) with its `outputs` and what they
+    view, the values its caller reads (often the same pass over the data). The step
+    plan of `segment` stores those and the tensors changed in place alone: the tape's
+    other values it computes are its own, as an ``ng.jit`` plan's are, so that its
+    replay makes no views of them and hands out no arrays (where one of them is read
+    after a replay, the plan stores them all from then on: `numgrad.plan.step_plans`)."""
+    outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    read = list(dict.fromkeys(b for t in outputs for b in (t._buf, _viewed(t._buf))))
+    engine.realize(*grads, *read)
+    if segment is not None:
+        segment.stored = {*read, *(t._buf for t in segment.rebound)}
+
+
+def _viewed(buf):
+    """The buffer that `buf` views (through reshapes, expands and permutes), or `buf`."""
+    while buf.op.name in ("reshape", "expand", "permute") and buf.srcs:
+        buf = buf.srcs[0]
+    return buf
 
 
 def _watch(segment: step_plans.Segment | None) -> None:

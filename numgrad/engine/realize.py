@@ -93,6 +93,8 @@ def realize(*bufs: LazyBuffer):
             ran = thread.ran
             constants = [] if ran is not None else None
             plan, slots = schedule(pending, constants=constants)
+            if thread.unstored is not None:
+                thread.computing(slots)
             arrays = run_reused(plan, [slots[s].realized for s in plan.sources])
             for buf, array in zip(slots, arrays):
                 if buf.realized is None and buf.op is not _LOAD:  # (not an upload's)

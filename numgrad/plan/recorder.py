@@ -68,6 +68,13 @@ class Recorder:
     cuts: list | None = None
     #: the trace this thread records for ``ng.jit`` (`numgrad.plan.tracing.Tracer`)
     tracer = None
+    #: after a step plan's replay, until the next backward pass: its key, its tape's
+    #: buffers and the positions of those it computed and did not store (`left`); their
+    #: ids, once a realization asks; whether one of them was computed since
+    #: (`numgrad.plan.step_plans.take`)
+    unstored: tuple | None = None
+    unstored_ids: set | None = None
+    unstored_read = False
 
     def __init__(self):
         self.clear()
@@ -114,6 +121,24 @@ class Recorder:
             self.read = True
         elif self.on and buf.realized is None:
             self.cut()
+
+    def left(self, key, bufs: list, positions: tuple[int, ...]) -> None:
+        """A step plan (of `key`) replayed over the tape `bufs`, leaving those at
+        `positions` pending: a realization that computes one of them
+        (`numgrad.engine.realize`), or the next step reading one, says the plan should
+        store them. (The tape is held until the next backward pass.)"""
+        self.unstored, self.unstored_ids, self.unstored_read = (key, bufs, positions), \
+            None, False
+
+    def computing(self, slots: list) -> None:
+        """A realization computes the pending ones of `slots`: note whether one of them
+        is a value the last step plan left (`left`)."""
+        ids = self.unstored_ids
+        if ids is None:
+            _, bufs, positions = self.unstored
+            ids = self.unstored_ids = {id(bufs[p]) for p in positions}
+        if any(id(b) in ids for b in slots if b.realized is None):
+            self.unstored_read = True
 
     # ---- the tape --------------------------------------------------------------------
     def clear(self) -> None:
@@ -178,6 +203,12 @@ class Recorder:
         if self.broken or not described.add(self.bufs, self.nodes):
             return None
         return described.done()
+
+
+def was_unstored(unstored: tuple, buf) -> bool:
+    """Whether `buf` is one of the values `unstored` left (`Recorder.left`)."""
+    _, bufs, positions = unstored
+    return any(bufs[p] is buf for p in positions)
 
 
 class _Local(threading.local):

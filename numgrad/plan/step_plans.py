@@ -8,9 +8,11 @@ What a thread recorded since its last realization is on its tape (`numgrad.plan.
 changed in place, and the leaves, which must have no ``.grad`` yet) keys a `StepPlan`:
 the schedule that the last backward pass of that tape realized, where each of its
 sources comes from (a reference, `numgrad.plan.refs`: an outside buffer, an earlier
-stage's result), which of its slots are the tape's buffers (stored into the new ones)
-and which are the leaves' gradients. ``ng.grad`` keys its
-own, with where each input is on the tape, and its plan returns the inputs' gradients. A
+stage's result), which of its slots are the tape's buffers its caller reads (stored
+into the new ones: the outputs and the tensors changed in place; every one it computes
+once one it left was read, `STORING_ALL`) and which are the leaves' gradients.
+``ng.grad`` keys its own, with where each input is on the tape, and its plan returns
+the inputs' gradients. A
 pass is kept only when its graph follows from its structure (no hooks, no retained
 gradients, no custom Function, no rule that read a value: `backward._propagate_or_replay`;
 no buffer loaded by a rule, no index array of a rule's own: `remember`). Its constants
@@ -46,6 +48,9 @@ from numgrad.plan.stage import Stage, joined, rejoined, source_of
 
 #: Step plans kept, by their tape's description (`Key`)
 CACHE = Cache("step plans", 64)
+#: The tapes whose step plans store every value of the tape they compute: one of those
+#: values was read after a replay that kept it as its own (`replay`, `take`)
+STORING_ALL = Cache("step plans storing every value", 64)
 #: A stage keeps its intermediates of fewer bytes in buffers of its own, held while its
 #: step plan is kept (`_needing`): where a launch's own cost outweighs its work. Larger
 #: ones are allocated at each run, or recycled (`numgrad.plan.prepared.HOLDING`).
@@ -77,6 +82,8 @@ class StepPlan:
     #: the tape's buffers (by position) that the stages read, computed when the
     #: forward was cut for depth (`numgrad.plan.recorder.Recorder.cut`)
     cut: tuple[int, ...] = ()
+    #: the tape's buffers (by position) the stages compute but do not store
+    unstored: tuple[int, ...] = ()
 
 
 class Key:
@@ -114,6 +121,9 @@ class Segment:
     #: while the pass runs (`Recorder.ran`): its realizations, each its schedule, its
     #: slots' buffers and its steps' constants (`numgrad.engine.realize`)
     ran: list = field(default_factory=list)
+    #: the tape buffers its plan stores, the values its caller reads (the outputs, what
+    #: they view, the tensors changed in place); None: every one the pass computed
+    stored: set | None = None
 
 
 def take(tensors, plain: bool, inputs=None) -> Segment | None:
@@ -128,6 +138,9 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
         tape.active = True
         tape.clear()
         return None
+    last, tape.unstored = tape.unstored, None
+    if last is not None and tape.unstored_read:
+        _store_all(last[0])
     taken = tape.described() if plain and tape.tracer is None and \
         hasattr(tensors, "_node") else None
     tape.clear()
@@ -139,6 +152,8 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
     described = []
     for buf in taken.outside:  # computed: a source (a constant from before: unkeyed)
         if buf.realized is None:
+            if last is not None and recorder.was_unstored(last, buf):
+                _store_all(last[0])  # (a value the last step kept as its own)
             return None
         described.append((buf.shape, buf.dtype, buf.device.type))
     returned = inputs is not None
@@ -195,6 +210,8 @@ def replay(segment: Segment) -> list | None:
             buf = bufs[position]
             if buf.realized is None:
                 buf.set_realized(results[i][slot])
+    if step.unstored:
+        recorder.current().left(segment.key, bufs, step.unstored)
     counters.count(schedules_reused=len(plans), steps_replayed=1)
     forget_rebound(segment.rebound)
     targets = segment.targets
@@ -225,7 +242,8 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
     position = {buf: p for p, buf in enumerate(segment.bufs)}
     arrays = index_arrays(segment.bufs)
     made: dict[LazyBuffer, Result] = {}  # per buffer computed, where
-    stages, stores, last_read, cut = [], [], {}, set()
+    stages, stores, last_read, cut, unstored = [], [], {}, set(), []
+    stored = None if segment.key in STORING_ALL else segment.stored
     folds = segment.folds
 
     def ref_of(buf: LazyBuffer, i: int):
@@ -263,7 +281,10 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
             if slot not in inputs:
                 made[buf] = Result(i, slot)
                 if buf in position:
-                    stores.append((i, slot, position[buf]))
+                    if stored is None or buf in stored:
+                        stores.append((i, slot, position[buf]))
+                    else:
+                        unstored.append(position[buf])
     target_at = {id(target): k for k, target in enumerate(segment.targets)}
     grads = []
     for tensor, grad in handed:
@@ -304,7 +325,15 @@ def remember(segment: Segment | None, handed: list, structural: list) -> None:
             done[i].append(ref)
     CACHE.put(segment.key, StepPlan(tuple(stages), tuple(dropped), tuple(map(tuple, done)),
                                     tuple(stores), tuple(grads), tuple(released), generation,
-                                    tuple(sorted(cut))))
+                                    tuple(sorted(cut)), tuple(unstored)))
+
+
+def _store_all(key: Key) -> None:
+    """A value that the step plan of `key` computed and did not store was read: from now
+    on its plan stores every value of the tape it computes (made again at its next
+    pass)."""
+    STORING_ALL.put(key, True)
+    CACHE.pop(key)
 
 
 def _needing(stage: Stage, slots: set[int]) -> Stage:

@@ -66,6 +66,7 @@ def _run(loop, plans: bool):
     """`loop(k)` for k in 0..n-1 (a list of anything), and per step the number of
     passes run as a plan; with `plans` False, every pass runs as before."""
     step_plans.CACHE.clear()
+    step_plans.STORING_ALL.clear()
     out, replayed = [], []
     for k in range(8):
         if not plans:
@@ -147,6 +148,72 @@ def test_a_row_replaced_in_the_table_makes_the_plans_stale(monkeypatch):
         np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
         replayed.append(rec.steps_replayed)
     assert replayed == [0, 1, 1]  # (the new row's plan from then on)
+
+
+def _recurrent_loop(carried: bool, launched: list):
+    """A value-and-gradient step of a small recurrence, as ``ng.value_and_grad`` users
+    write it: its hidden state read after the pass (the kernels the read launched noted
+    in `launched`) and, if `carried`, carried to the next step (detached). Returns a
+    maker of the loop (`_run`'s)."""
+    def make():
+        r = np.random.default_rng(3)
+        w, xs = ng.tensor(r.standard_normal((4, 4)) / 2), r.standard_normal((5, 4))
+        state = [ng.tensor(np.zeros(4))]
+
+        def loss(w):
+            h = state[0]
+            for x in xs:
+                h = (h @ w + x).tanh()
+            if carried:
+                state[0] = h.detach()
+            kept.append(h)
+            return (h * h).sum()
+        step, kept = ng.value_and_grad(loss), []
+
+        def loop(k):
+            value, grad = step(w)
+            with counters.record() as rec:
+                hidden = kept[-1].numpy()
+            launched.append(rec.kernels_launched)
+            return [value.item(), grad.numpy(), hidden]
+        return loop
+    return make
+
+
+def test_a_step_plan_stores_what_its_caller_reads_and_what_it_changes_in_place():
+    """A step plan stores the pass's outputs (and the tensors changed in place: an SGD
+    loop's parameters, `test_a_training_loop_runs_its_passes_as_plans_with_the_same_values`);
+    the tape's other values it computes are its own, as ng.jit's are, left pending."""
+    kept = []
+    x = ng.tensor(rng.standard_normal(6))
+
+    def loss(x):
+        kept.append((x * 2.0).exp())
+        return (kept[-1] @ x).sin()
+    step = ng.value_and_grad(loss)
+    values = [step(x) for _ in range(4)]
+    assert kept[-1]._buf.realized is None
+    for value, grad in values[1:]:
+        assert value.item() == values[0][0].item()
+        np.testing.assert_array_equal(grad.numpy(), values[0][1].numpy())
+    np.testing.assert_array_equal(kept[-1].numpy(), kept[0].numpy())  # (computed now)
+
+
+@pytest.mark.parametrize("carried", [False, True])
+def test_a_value_read_after_a_replay_is_stored_by_its_plan_from_then_on(carried):
+    """A value the plan kept as its own and the caller reads afterwards (the hidden state,
+    also carried to the next step) is computed from its graph, with the same bits; the
+    plan then stores every value it computes: the read launches what it launches with
+    nothing remembered (the state's last tanh, fused into the loss's kernel), and every
+    step replays. (A state carried but never read is computed by the next step's pass:
+    its tape describes no step, with or without this.)"""
+    launched, launched_before = [], []
+    ours, replayed = _run(_recurrent_loop(carried, launched)(), plans=True)
+    theirs, _ = _run(_recurrent_loop(carried, launched_before)(), plans=False)
+    _same(ours, theirs)
+    assert replayed[4:] == [1] * 4 and launched[4:] == launched_before[4:]
+    assert max(launched[:4]) > max(launched_before)  # (the first replay's read: the
+    # state's graph computed again, before the plan stored it)
 
 
 def test_new_labels_at_every_step_are_bound_into_the_plan():
