@@ -124,9 +124,9 @@ class Recorder:
 
     def left(self, key, bufs: list, positions: tuple[int, ...]) -> None:
         """A step plan (of `key`) replayed over the tape `bufs`, leaving those at
-        `positions` pending: a realization that computes one of them
-        (`numgrad.engine.realize`), or the next step reading one, says the plan should
-        store them. (The tape is held until the next backward pass.)"""
+        `positions` pending: a realization that computes one of them before the next
+        backward pass (`numgrad.engine.realize`, `numgrad.plan.step_plans.take`) says
+        the plan should store them. (The tape is held until then.)"""
         self.unstored, self.unstored_ids, self.unstored_read = (key, bufs, positions), \
             None, False
 
@@ -203,12 +203,6 @@ class Recorder:
         if self.broken or not described.add(self.bufs, self.nodes):
             return None
         return described.done()
-
-
-def was_unstored(unstored: tuple, buf) -> bool:
-    """Whether `buf` is one of the values `unstored` left (`Recorder.left`)."""
-    _, bufs, positions = unstored
-    return any(bufs[p] is buf for p in positions)
 
 
 class _Local(threading.local):

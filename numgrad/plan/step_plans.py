@@ -35,9 +35,9 @@ from numgrad.arguments import Unhashable
 from numgrad.autograd.backward import grad_lock
 from numgrad.autograd.graph import AccumulateGrad
 from numgrad.engine import counters
-from numgrad.engine.realize import LOCK, forget_rebound, rebound_state
+from numgrad.engine.realize import LOCK, forget_rebound, realize, rebound_state
 from numgrad.lazy import LazyBuffer, is_fixed
-from numgrad.ops import TABLE
+from numgrad.ops import CONST, TABLE
 from numgrad.plan import recorder
 from numgrad.plan.bound import Plan, Runs
 from numgrad.plan.cache import Cache
@@ -138,24 +138,24 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
         tape.active = True
         tape.clear()
         return None
-    last, tape.unstored = tape.unstored, None
-    if last is not None and tape.unstored_read:
-        _store_all(last[0])
     taken = tape.described() if plain and tape.tracer is None and \
         hasattr(tensors, "_node") else None
     tape.clear()
-    if taken is None:
+    # Values an earlier step left pending that this one reads (a hidden state carried
+    # over) are computed first; a constant from before is unkeyed.
+    carried = [buf for buf in taken.outside if buf.realized is None] if taken else []
+    if carried and all(buf.op.kind != CONST for buf in carried):
+        realize(*carried)
+    if tape.unstored is not None:  # (the last replay's plan left one that was computed)
+        if tape.unstored_read:
+            _store_all(tape.unstored[0])
+        tape.unstored = None
+    if taken is None or any(buf.realized is None for buf in carried):
         return None
     root = taken.node_at.get(tensors._node)
     if root is None:
         return None
-    described = []
-    for buf in taken.outside:  # computed: a source (a constant from before: unkeyed)
-        if buf.realized is None:
-            if last is not None and recorder.was_unstored(last, buf):
-                _store_all(last[0])  # (a value the last step kept as its own)
-            return None
-        described.append((buf.shape, buf.dtype, buf.device.type))
+    described = [(buf.shape, buf.dtype, buf.device.type) for buf in taken.outside]
     returned = inputs is not None
     leaves = []
     for node in taken.outside_nodes:  # only leaves with no hooks (and, for backward,

@@ -150,11 +150,11 @@ def test_a_row_replaced_in_the_table_makes_the_plans_stale(monkeypatch):
     assert replayed == [0, 1, 1]  # (the new row's plan from then on)
 
 
-def _recurrent_loop(carried: bool, launched: list):
+def _recurrent_loop(carried: bool, launched: list | None):
     """A value-and-gradient step of a small recurrence, as ``ng.value_and_grad`` users
-    write it: its hidden state read after the pass (the kernels the read launched noted
-    in `launched`) and, if `carried`, carried to the next step (detached). Returns a
-    maker of the loop (`_run`'s)."""
+    write it: its hidden state, if `carried`, carried to the next step (detached), and
+    read after the pass where `launched` is a list (the kernels the read launched noted
+    there). Returns a maker of the loop (`_run`'s)."""
     def make():
         r = np.random.default_rng(3)
         w, xs = ng.tensor(r.standard_normal((4, 4)) / 2), r.standard_normal((5, 4))
@@ -172,6 +172,8 @@ def _recurrent_loop(carried: bool, launched: list):
 
         def loop(k):
             value, grad = step(w)
+            if launched is None:
+                return [value.item(), grad.numpy()]
             with counters.record() as rec:
                 hidden = kept[-1].numpy()
             launched.append(rec.kernels_launched)
@@ -205,8 +207,7 @@ def test_a_value_read_after_a_replay_is_stored_by_its_plan_from_then_on(carried)
     also carried to the next step) is computed from its graph, with the same bits; the
     plan then stores every value it computes: the read launches what it launches with
     nothing remembered (the state's last tanh, fused into the loss's kernel), and every
-    step replays. (A state carried but never read is computed by the next step's pass:
-    its tape describes no step, with or without this.)"""
+    step replays."""
     launched, launched_before = [], []
     ours, replayed = _run(_recurrent_loop(carried, launched)(), plans=True)
     theirs, _ = _run(_recurrent_loop(carried, launched_before)(), plans=False)
@@ -214,6 +215,14 @@ def test_a_value_read_after_a_replay_is_stored_by_its_plan_from_then_on(carried)
     assert replayed[4:] == [1] * 4 and launched[4:] == launched_before[4:]
     assert max(launched[:4]) > max(launched_before)  # (the first replay's read: the
     # state's graph computed again, before the plan stored it)
+
+
+def test_a_state_carried_to_the_next_step_unread_is_computed_before_its_tape_is_keyed():
+    """A hidden state carried over (detached) and never read is pending when the next
+    step's tape reads it: it is computed first, and the step replays its plan (its tape
+    described no step before: every pass ran its rules)."""
+    replayed = _compare(_recurrent_loop(carried=True, launched=None))
+    assert replayed[4:] == [1] * 4
 
 
 def test_new_labels_at_every_step_are_bound_into_the_plan():
