@@ -144,13 +144,14 @@ def take(tensors, plain: bool, inputs=None) -> Segment | None:
     # Values an earlier step left pending that this one reads (a hidden state carried
     # over) are computed first; a constant from before is unkeyed.
     carried = [buf for buf in taken.outside if buf.realized is None] if taken else []
-    if carried and all(buf.op.kind != CONST for buf in carried):
+    unkeyed = any(buf.op.kind == CONST for buf in carried)
+    if carried and not unkeyed:
         realize(*carried)
     if tape.unstored is not None:  # (the last replay's plan left one that was computed)
         if tape.unstored_read:
             _store_all(tape.unstored[0])
         tape.unstored = None
-    if taken is None or any(buf.realized is None for buf in carried):
+    if taken is None or unkeyed:
         return None
     root = taken.node_at.get(tensors._node)
     if root is None:
