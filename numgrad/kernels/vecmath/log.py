@@ -104,8 +104,8 @@ def make(F: type, exp_dd) -> dict:
     def log1p(x):
         u = one + x
         # 1 + x = u (1 + c) with c = (x - (u - 1)) / u: what rounding u lost
-        value = log_core(u, (x - (u - one)) / u)
-        return x if x == zero else special(x, value, -one)
+        value = special(x, log_core(u, (x - (u - one)) / u), -one)
+        return x if x == zero else value  # (special first: AVX2 loops vectorize then)
 
     @jit
     def log_dd(x):
