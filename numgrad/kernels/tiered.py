@@ -28,7 +28,7 @@ import threading
 import time
 
 from numgrad import kernels as _kernels
-from numgrad.kernels import COMPILED, DISK, HIT, cache, compile_worker, interpreter
+from numgrad.kernels import COMPILED, DISK, HIT, blas_threads, cache, compile_worker, interpreter
 from numgrad.kernels.codegen import MAX_LOOPS, Program
 from numgrad.kernels.host import *  # noqa: F403 - buffers and movements
 from numgrad.ops import TABLE
@@ -84,6 +84,8 @@ def kernel(program: Program, variant: tuple[int, ...]) -> Program:
 def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
     """Run the compiled kernel if it is loaded, or can be from the disk cache;
     otherwise have the worker compile it, and interpret the program now."""
+    if blas_threads.lowered():
+        _restore_blas()
     program, cpu = kernel, _cpu
     if cpu is None:
         cpu = _unloaded(program, tuple(shape), (outs, shape, inputs, args))
@@ -142,6 +144,8 @@ def interpreting(launches: list[tuple[Program, tuple[int, ...]]]) -> None:
     """A prepared plan's replay that interprets `launches` ((program, shape) pairs; it
     calls NumPy's functions itself, `numgrad.plan.prepared`): while the thread imports
     the CPU target, let it run as those launches would (`_let_import_run`)."""
+    if blas_threads.lowered():
+        _restore_blas()
     if _importing and _cpu is None:
         with _idle:
             _let_import_run(any(_sent.get(key) in _answers for key in launches))
@@ -246,12 +250,21 @@ def _send(program: Program, shape: tuple[int, ...], call: tuple, name: str) -> N
     held)."""
     global _worker
     job = _sent[program, shape] = next(_job_numbers)
+    blas_threads.lower()  # (the worker takes a core)
     try:
         if _worker is None:
             _worker = compile_worker.Worker(_answer)
         _worker.send(job, program, shape, call, name, _rows(program))
     except OSError as error:  # no process could be started: the next launch compiles it
         _answer(job, compile_worker.FAILED, f"the compile worker could not start: {error}")
+
+
+def _restore_blas() -> None:
+    """BLAS's threads back once the worker has answered every job (`blas_threads`;
+    from the thread that launches, as they were lowered)."""
+    with _idle:
+        if len(_answers) == len(_sent):
+            blas_threads.restore()
 
 
 def _answer(job: int, how: str, why: str) -> None:
