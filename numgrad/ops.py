@@ -95,7 +95,7 @@ def cbrt_from(estimate: str) -> str:
     """The cube root's scalar expression, from an `estimate` of it (an expression of
     ``x`` that a target computes once: the same pure call three times): one Newton step,
     ``r - (r - x / r**2) / 3`` (no overflow, and no subnormal product, on the way), lands
-    within an ulp of NumPy's cbrt, exactly on perfect cubes; +-0, +-inf and nan are
+    within an ulp of the cube root, exactly on perfect cubes; +-0, +-inf and nan are
     ``x``. (Numba compiles no cube root: neither ``math.cbrt`` nor ``np.cbrt`` to
     NumPy's result.)"""
     r = estimate
