@@ -84,8 +84,7 @@ def kernel(program: Program, variant: tuple[int, ...]) -> Program:
 def launch(kernel: Program, variant, outs, shape, inputs, args) -> str:
     """Run the compiled kernel if it is loaded, or can be from the disk cache;
     otherwise have the worker compile it, and interpret the program now."""
-    if blas_threads.lowered():
-        _restore_blas()
+    _restore_blas()
     program, cpu = kernel, _cpu
     if cpu is None:
         cpu = _unloaded(program, tuple(shape), (outs, shape, inputs, args))
@@ -144,8 +143,7 @@ def interpreting(launches: list[tuple[Program, tuple[int, ...]]]) -> None:
     """A prepared plan's replay that interprets `launches` ((program, shape) pairs; it
     calls NumPy's functions itself, `numgrad.plan.prepared`): while the thread imports
     the CPU target, let it run as those launches would (`_let_import_run`)."""
-    if blas_threads.lowered():
-        _restore_blas()
+    _restore_blas()
     if _importing and _cpu is None:
         with _idle:
             _let_import_run(any(_sent.get(key) in _answers for key in launches))
@@ -260,11 +258,12 @@ def _send(program: Program, shape: tuple[int, ...], call: tuple, name: str) -> N
 
 
 def _restore_blas() -> None:
-    """BLAS's threads back once the worker has answered every job (`blas_threads`;
-    from the thread that launches, as they were lowered)."""
-    with _idle:
-        if len(_answers) == len(_sent):
-            blas_threads.restore()
+    """BLAS's threads back, if lowered, once the worker has answered every job
+    (`blas_threads`; from the thread that launches, as they were lowered)."""
+    if blas_threads.lowered():
+        with _idle:
+            if len(_answers) == len(_sent):
+                blas_threads.restore()
 
 
 def _answer(job: int, how: str, why: str) -> None:
